@@ -53,6 +53,10 @@ struct Variant {
   std::vector<std::pair<std::string, int64_t>> params;  // ordered; each is a #define in source
   std::string source;     // complete, readable CUDA source ("" when nothing to compile)
   std::vector<Step> plan;
+  // The buffer holding the problem's output after the plan ran ("y" when the epilogue ran in place).
+  std::string output_buffer = "out";
+  // Layout of output_buffer (nchw or nhwc; nhwc only when the spec allows out=nhwc|any).
+  spec::Layout output_layout = spec::Layout::nchw;
   // Bytes the generated kernels must move (read + written) at minimum, for GB/s figures.
   double kernel_bytes = 0.0;
 };
