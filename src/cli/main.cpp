@@ -1,2 +1,48 @@
-// Placeholder entry point; the CLI is being written (src/cli).
-int main() { return 0; }
+// fusetune's command line. Every failure ends as one line on stderr and a documented exit
+// code (README: "Exit codes"): 0 ok, 1 failure, 2 bad input, 3 no GPU, 4 nothing stored.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <string_view>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "tune/worker_main.hpp"
+
+int main(int argc, char** argv) {
+  using namespace fusetune;
+  // The tuner's GPU worker (tune/worker_client.hpp): not a user command, so not in --help.
+  if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main(0);
+  CLI::App app{"fusetune: JIT autotuner for fused convolution epilogues on NVIDIA GPUs"};
+  app.set_version_flag("--version", FUSETUNE_VERSION);
+  app.require_subcommand(1, 1);
+
+  cli::CompileArgs compile_args;
+  cli::TuneArgs tune_args;
+  cli::DevicesArgs devices_args;
+  cli::register_compile(app, compile_args);
+  cli::register_tune(app, tune_args);
+  cli::register_devices(app, devices_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    fmt::print(stderr, "fusetune: {} (see fusetune --help)\n", e.what());
+    return int(ExitCode::bad_input);
+  }
+
+  try {
+    if (app.got_subcommand("compile")) return cli::run_compile(compile_args);
+    if (app.got_subcommand("tune")) return cli::run_tune(tune_args);
+    if (app.got_subcommand("devices")) return cli::run_devices(devices_args);
+  } catch (const Error& e) {
+    fmt::print(stderr, "fusetune: {}\n", e.what());
+    return int(e.code());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fusetune: internal error: {}\n", e.what());
+    return int(ExitCode::failure);
+  }
+  return int(ExitCode::bad_input);
+}

@@ -1,0 +1,113 @@
+// fusetune: helpers shared by every kernel template. Standalone (no includes), so NVRTC
+// compiles the generated source without any header search path.
+#ifndef FT_COMMON_CUH
+#define FT_COMMON_CUH
+
+// Index type for flat element offsets. The generator sets FT_INDEX_64 when some buffer has
+// 2^31 elements or more; 32-bit indices make the divisions by the compile-time extents cheap.
+#ifndef FT_INDEX_64
+#define FT_INDEX_64 0
+#endif
+#if FT_INDEX_64
+typedef long long ft_index;
+#else
+typedef int ft_index;
+#endif
+
+// ---- vectors -------------------------------------------------------------------------------
+// ft_vec_type<V>::type is the CUDA vector type of V floats (1 -> float, 2 -> float2,
+// 4 -> float4); loads and stores through it compile to one 4-, 8- or 16-byte access.
+// ft_frag<V> is the unpacked form the math works on (an array that unrolled, constant-index
+// loops keep in registers).
+template <int V> struct ft_vec_type;
+template <> struct ft_vec_type<1> { typedef float type; };
+template <> struct ft_vec_type<2> { typedef float2 type; };
+template <> struct ft_vec_type<4> { typedef float4 type; };
+
+template <int V> struct ft_frag { float e[V]; };
+
+// p must be aligned to V floats: callers guarantee it by only vectorizing along an extent
+// that V divides (the constraints in src/codegen/space_*.cpp).
+template <int V> __device__ __forceinline__ ft_frag<V> ft_load(const float* p);
+template <> __device__ __forceinline__ ft_frag<1> ft_load<1>(const float* p) {
+  ft_frag<1> f;
+  f.e[0] = *p;
+  return f;
+}
+template <> __device__ __forceinline__ ft_frag<2> ft_load<2>(const float* p) {
+  const float2 t = *reinterpret_cast<const float2*>(p);
+  ft_frag<2> f;
+  f.e[0] = t.x; f.e[1] = t.y;
+  return f;
+}
+template <> __device__ __forceinline__ ft_frag<4> ft_load<4>(const float* p) {
+  const float4 t = *reinterpret_cast<const float4*>(p);
+  ft_frag<4> f;
+  f.e[0] = t.x; f.e[1] = t.y; f.e[2] = t.z; f.e[3] = t.w;
+  return f;
+}
+
+template <int V> __device__ __forceinline__ void ft_store(float* p, const ft_frag<V>& f);
+template <> __device__ __forceinline__ void ft_store<1>(float* p, const ft_frag<1>& f) { *p = f.e[0]; }
+template <> __device__ __forceinline__ void ft_store<2>(float* p, const ft_frag<2>& f) {
+  *reinterpret_cast<float2*>(p) = make_float2(f.e[0], f.e[1]);
+}
+template <> __device__ __forceinline__ void ft_store<4>(float* p, const ft_frag<4>& f) {
+  *reinterpret_cast<float4*>(p) = make_float4(f.e[0], f.e[1], f.e[2], f.e[3]);
+}
+
+// ---- constants -----------------------------------------------------------------------------
+// Bit patterns instead of INFINITY/NAN: those come from <math.h>, which NVRTC lacks.
+#define FT_INF __int_as_float(0x7f800000)
+#define FT_NAN __int_as_float(0x7fffffff)
+
+// ---- op math -------------------------------------------------------------------------------
+// The fp32 twins of src/reference/op_math.cpp (the float64 executable spec). Accurate libm
+// functions (expf, erff, tanhf, log1pf), never the __expf-style intrinsics: fp32 verification
+// allows 1e-4 relative error and intrinsics can spend most of it.
+
+// torch.minimum/maximum and clamp propagate NaN from either side; fminf/fmaxf drop it.
+__device__ __forceinline__ float ft_min(float a, float b) {
+  return (a != a || b != b) ? FT_NAN : fminf(a, b);
+}
+__device__ __forceinline__ float ft_max(float a, float b) {
+  return (a != a || b != b) ? FT_NAN : fmaxf(a, b);
+}
+// torch.clamp(x, lo, hi) = min(max(x, lo), hi), so lo > hi gives hi.
+__device__ __forceinline__ float ft_clamp(float v, float lo, float hi) {
+  return ft_min(ft_max(v, lo), hi);
+}
+__device__ __forceinline__ float ft_relu(float v) { return ft_max(v, 0.0f); }
+__device__ __forceinline__ float ft_leaky_relu(float v, float slope) {
+  return v > 0.0f ? v : v * slope;
+}
+// erf form: 0.5 x (1 + erf(x / sqrt 2)).
+__device__ __forceinline__ float ft_gelu(float v) {
+  return 0.5f * v * (1.0f + erff(v * 0.707106781186547524f));
+}
+// tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+__device__ __forceinline__ float ft_gelu_tanh(float v) {
+  const float inner = 0.797884560802865356f * (v + 0.044715f * v * v * v);
+  return 0.5f * v * (1.0f + tanhf(inner));
+}
+__device__ __forceinline__ float ft_sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+__device__ __forceinline__ float ft_silu(float v) { return v * ft_sigmoid(v); }
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exact for large |x|.
+__device__ __forceinline__ float ft_softplus1(float v) {
+  return fmaxf(v, 0.0f) + log1pf(expf(-fabsf(v)));
+}
+__device__ __forceinline__ float ft_mish(float v) { return v * tanhf(ft_softplus1(v)); }
+// Same association as the reference: (x * clamp(x + 3, 0, 6)) / 6.
+__device__ __forceinline__ float ft_hardswish(float v) {
+  return v * ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
+}
+__device__ __forceinline__ float ft_hardsigmoid(float v) {
+  return ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
+}
+// torch.nn.functional.softplus: exactly x where beta * x > threshold.
+__device__ __forceinline__ float ft_softplus(float v, float beta, float threshold) {
+  const float bx = beta * v;
+  return bx > threshold ? v : ft_softplus1(bx) / beta;
+}
+
+#endif  // FT_COMMON_CUH

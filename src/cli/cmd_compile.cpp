@@ -1,0 +1,111 @@
+// `fusetune compile`: generate every variant of every generated candidate and compile it with
+// NVRTC, in parallel on all cores. Needs no GPU: device limits come from the architecture.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "cli/table.hpp"
+#include "codegen/generate.hpp"
+#include "common/error.hpp"
+#include "spec/canonical.hpp"
+#include "spec/presets.hpp"
+#include "tune/compile_all.hpp"
+
+namespace fusetune::cli {
+
+namespace {
+
+std::string params_text(const codegen::Variant& v) {
+  std::string s;
+  for (const auto& [name, value] : v.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
+  return s.empty() ? "-" : s;
+}
+
+nlohmann::json params_json(const codegen::Variant& v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : v.params) j[name] = value;
+  return j;
+}
+
+}  // namespace
+
+void register_compile(CLI::App& app, CompileArgs& args) {
+  auto* cmd = app.add_subcommand("compile", "generate and compile every variant with NVRTC (no GPU needed)");
+  add_problem_args(cmd, args.problem);
+  cmd->add_option("--arch", args.arch, "target architecture, e.g. sm_80, sm_90")->capture_default_str();
+  cmd->add_option("--math", args.math, "tf32 | fp32 (fp32 compiles with --fmad=false)")
+      ->check(CLI::IsMember({"tf32", "fp32"}))
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", args.jobs, "parallel compiles (default: all cores)");
+  cmd->add_flag("--json", args.json, "print JSON instead of a table");
+}
+
+int run_compile(const CompileArgs& args) {
+  const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
+  const auto limits = gpu::limits_for_arch(args.arch);
+  if (!limits) throw InputError(fmt::format("unknown --arch '{}' (known: sm_80, sm_86, sm_89, sm_90, sm_100)", args.arch));
+
+  codegen::GenerateOptions gen;
+  gen.problem_text = spec::canonical(problem);
+  const auto variants = codegen::generate_variants(problem, *limits, gen);
+
+  Progress progress("compiling", variants.size());
+  tune::CompileAllOptions opts;
+  opts.arch = args.arch;
+  opts.strict_fp32 = args.math == "fp32";
+  opts.jobs = args.jobs;
+  opts.on_done = [&](const tune::VariantResult& r) { progress.step(r.variant.name); };
+  const auto results = tune::compile_all(variants, *limits, opts);
+
+  size_t failed = 0;
+  for (const auto& r : results) failed += r.status != tune::Status::ok;
+
+  if (args.json) {
+    nlohmann::json j;
+    j["schema"] = "fusetune.compile/1";
+    j["problem"] = gen.problem_text;
+    j["key"] = spec::problem_key(problem);
+    j["arch"] = args.arch;
+    j["math"] = args.math;
+    j["variants"] = nlohmann::json::array();
+    for (const auto& r : results) {
+      nlohmann::json v;
+      v["candidate"] = r.variant.candidate;
+      v["name"] = r.variant.name;
+      v["params"] = params_json(r.variant);
+      v["status"] = tune::status_name(r.status);
+      if (!r.reason.empty()) v["reason"] = r.reason;
+      v["registers"] = r.compile.registers;
+      v["spill_stores"] = r.compile.spill_stores;
+      v["spill_loads"] = r.compile.spill_loads;
+      v["stack_bytes"] = r.compile.stack_bytes;
+      v["smem_bytes"] = r.compile.smem_bytes;
+      v["compile_ms"] = r.compile.compile_ms;
+      v["compiled"] = !r.variant.source.empty();
+      j["variants"].push_back(std::move(v));
+    }
+    j["summary"] = {{"total", results.size()}, {"ok", results.size() - failed}, {"failed", failed}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("problem  {}\nkey      {}\narch     {}  math {}\n\n", gen.problem_text, spec::problem_key(problem),
+               args.arch, args.math);
+    Table t({"candidate", "variant", "parameters", "status", "regs", "spills", "smem", "compile ms"});
+    for (const auto& r : results) {
+      const bool compiled = !r.variant.source.empty();
+      t.add({r.variant.candidate, r.variant.name, params_text(r.variant),
+             r.status == tune::Status::ok ? std::string(compiled ? "ok" : "ok (library)")
+                                          : fmt::format("{}: {}", tune::status_name(r.status), r.reason),
+             compiled ? std::to_string(r.compile.registers) : "-",
+             compiled ? std::to_string(r.compile.spill_stores + r.compile.spill_loads) : "-",
+             compiled ? std::to_string(r.compile.smem_bytes) : "-",
+             compiled ? fmt::format("{:.0f}", r.compile.compile_ms) : "-"});
+    }
+    fmt::print("{}\n{} variants: {} ok, {} failed\n", t.render(), results.size(), results.size() - failed, failed);
+  }
+  return failed ? int(ExitCode::failure) : int(ExitCode::ok);
+}
+
+}  // namespace fusetune::cli

@@ -1,0 +1,142 @@
+// `fusetune tune`: find the fastest verified implementation of a problem on this GPU.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "cli/table.hpp"
+#include "common/error.hpp"
+#include "gpu/driver_api.hpp"
+#include "spec/presets.hpp"
+#include "tune/report_json.hpp"
+#include "tune/tuner.hpp"
+
+namespace fusetune::cli {
+
+namespace {
+
+std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
+std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
+
+std::string params_text(const codegen::Variant& v) {
+  std::string s;
+  for (const auto& [name, value] : v.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
+  return s.empty() ? "-" : s;
+}
+
+int group(const std::string& candidate) {
+  if (candidate == "cudnn") return 0;
+  if (candidate == "unfused") return 1;
+  return 2;
+}
+
+void print_report(const tune::TuneReport& rep) {
+  fmt::print("problem  {}\nkey      {}\ndevice   {}  math {}  copy bandwidth {:.0f} GB/s (measured)\n\n", rep.problem,
+             rep.key, rep.device.value("name", "?"), rep.math, rep.copy_gbps);
+  std::vector<size_t> rows(rep.results.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
+    const auto &ra = rep.results[a], &rb = rep.results[b];
+    if (group(ra.variant.candidate) != group(rb.variant.candidate))
+      return group(ra.variant.candidate) < group(rb.variant.candidate);
+    if (ra.timed != rb.timed) return ra.timed;
+    return ra.time.median_ms < rb.time.median_ms;
+  });
+
+  Table t({"candidate", "variant", "parameters", "status", "median ms", "min ms", "max ms", "kernel ms", "GB/s",
+           "% copy", "max abs err", "rel L2", "vs unfused", "vs cudnn"});
+  for (size_t i : rows) {
+    const auto& r = rep.results[i];
+    std::string status(tune::status_name(r.status));
+    if (!r.reason.empty()) status += ": " + r.reason.substr(0, 90);
+    std::string gbps = "-", pct = "-";
+    if (r.timed && r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {
+      const double g = r.variant.kernel_bytes / (r.time.kernel_median_ms * 1e-3) / 1e9;
+      gbps = fmt::format("{:.0f}", g);
+      if (rep.copy_gbps > 0) pct = fmt::format("{:.0f}%", 100.0 * g / rep.copy_gbps);
+    }
+    const bool has_err = r.verified || r.status == tune::Status::wrong_result;
+    t.add({r.variant.candidate, r.variant.name, params_text(r.variant), status, fmt_ms(r.timed ? r.time.median_ms : 0),
+           fmt_ms(r.timed ? r.time.min_ms : 0), fmt_ms(r.timed ? r.time.max_ms : 0),
+           fmt_ms(r.timed ? r.time.kernel_median_ms : 0), gbps, pct, has_err ? fmt::format("{:.2e}", r.error.max_abs) : "-",
+           has_err ? fmt::format("{:.2e}", r.error.rel_l2) : "-",
+           rep.unfused ? fmt_x(tune::speedup(rep, *rep.unfused, i)) : "-",
+           rep.cudnn ? fmt_x(tune::speedup(rep, *rep.cudnn, i)) : "-"});
+  }
+  fmt::print("{}\n", t.render());
+  size_t counts[8] = {};
+  for (const auto& r : rep.results) ++counts[size_t(r.status)];
+  fmt::print("{} variants: {} ok", rep.results.size(), counts[0]);
+  for (size_t s = 1; s < 8; ++s)
+    if (counts[s]) fmt::print(", {} {}", counts[s], tune::status_name(tune::Status(s)));
+  fmt::print("; worker restarts: {}\n", rep.worker_restarts);
+  if (rep.winner) {
+    const auto& w = rep.results[*rep.winner];
+    fmt::print("\nwinner   {} ({})  {:.3f} ms median (finalists re-timed interleaved)", w.variant.name, w.variant.candidate,
+               w.time.median_ms);
+    if (rep.unfused)
+      fmt::print("  {:.2f}x vs unfused {:.3f} ms", tune::speedup(rep, *rep.unfused, *rep.winner),
+                 rep.results[*rep.unfused].time.median_ms);
+    if (rep.cudnn)
+      fmt::print("  {:.2f}x vs cudnn conv alone {:.3f} ms", tune::speedup(rep, *rep.cudnn, *rep.winner),
+                 rep.results[*rep.cudnn].time.median_ms);
+    fmt::print("\n");
+  } else {
+    fmt::print("\nno verified winner\n");
+  }
+}
+
+}  // namespace
+
+void register_tune(CLI::App& app, TuneArgs& args) {
+  auto* cmd = app.add_subcommand("tune", "verify and time every candidate on the GPU; report the fastest");
+  add_problem_args(cmd, args.problem);
+  cmd->add_option("--math", args.math, "tf32 (default, PyTorch's cuDNN default) | fp32 (strict IEEE products)")
+      ->check(CLI::IsMember({"tf32", "fp32"}))
+      ->capture_default_str();
+  cmd->add_option("--strategy", args.strategy, "exhaustive (every variant)")
+      ->check(CLI::IsMember({"exhaustive"}))
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
+  cmd->add_option("--device", args.device, "GPU ordinal")->capture_default_str();
+  cmd->add_option("--json", args.json_file, "also write the full report as JSON to this file");
+  cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
+      ->capture_default_str();
+}
+
+int run_tune(const TuneArgs& args) {
+  const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
+  // Say "no GPU" before any work when there is no driver at all (exit 3, one line).
+  std::string why;
+  if (!gpu::driver_available(&why)) throw NoGpuError(why);
+
+  tune::TuneOptions opt;
+  opt.math = args.math;
+  opt.device = args.device;
+  opt.jobs = args.jobs;
+  opt.variant_timeout_s = args.timeout_s;
+  if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
+  Progress progress("tune", 0);
+  std::string last_phase;
+  opt.progress = [&](const std::string& phase, size_t done, size_t total, const std::string& detail) {
+    if (phase != last_phase) {
+      progress.set_phase(phase, total);
+      last_phase = phase;
+    }
+    if (done > 0) progress.step(detail);
+  };
+  const auto rep = tune::run_tune(problem, opt);
+  print_report(rep);
+  if (!args.json_file.empty()) {
+    std::ofstream f(args.json_file);
+    if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
+    f << tune::report_to_json(rep).dump(2) << "\n";
+  }
+  return rep.winner ? int(ExitCode::ok) : int(ExitCode::failure);
+}
+
+}  // namespace fusetune::cli

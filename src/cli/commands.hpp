@@ -1,0 +1,49 @@
+#pragma once
+// One function per subcommand. Each returns the process exit code; errors that carry an
+// exit code (fusetune::Error) propagate to main, which prints them as one line.
+#include <optional>
+#include <string>
+
+namespace CLI { class App; }
+
+namespace fusetune::cli {
+
+// SPEC or --preset NAME, shared by every command that takes a problem.
+struct ProblemArgs {
+  std::optional<std::string> spec;
+  std::optional<std::string> preset;
+};
+void add_problem_args(CLI::App* cmd, ProblemArgs& args, bool required = true);
+
+struct CompileArgs {
+  ProblemArgs problem;
+  std::string arch = "sm_90";
+  bool json = false;
+  unsigned jobs = 0;
+  std::string math = "tf32";
+};
+void register_compile(CLI::App& app, CompileArgs& args);
+int run_compile(const CompileArgs& args);
+
+struct TuneArgs {
+  ProblemArgs problem;
+  std::string math = "tf32";
+  std::string strategy = "exhaustive";
+  int budget = 0;
+  unsigned jobs = 0;
+  int device = 0;
+  std::string db;
+  bool force = false;
+  std::string json_file;
+  double timeout_s = 60;
+};
+void register_tune(CLI::App& app, TuneArgs& args);
+int run_tune(const TuneArgs& args);
+
+struct DevicesArgs {
+  bool json = false;
+};
+void register_devices(CLI::App& app, DevicesArgs& args);
+int run_devices(const DevicesArgs& args);
+
+}  // namespace fusetune::cli

@@ -1,0 +1,31 @@
+#pragma once
+// Every generated candidate's variants for a problem: complete sources and the plans that run
+// them. Candidates produced here:
+//   unfused   cuDNN conv with its bias, then one out-of-place kernel per op (PyTorch eager)
+//   cudnn     the conv alone, NCHW and NHWC (the floor of any "conv, then epilogue" design)
+//   epilogue  cuDNN conv without bias, then ONE generated kernel: bias + the whole epilogue
+//             (+ the reduction), after an NCHW conv or a channels-last (NHWC) conv
+// Plans name the buffers of codegen/variant.hpp; launch shapes are final (no runtime math).
+#include <string>
+#include <vector>
+
+#include "codegen/variant.hpp"
+#include "gpu/device_limits.hpp"
+#include "spec/problem.hpp"
+
+namespace fusetune::codegen {
+
+struct GenerateOptions {
+  // Also generate the channels-last designs, which transpose an NCHW input to NHWC for
+  // cuDNN's NHWC conv. Problems whose input is NHWC always get them (no transform needed).
+  bool channels_last = true;
+  // The problem's canonical spec, printed in each source's header comment ("" leaves it out).
+  std::string problem_text;
+};
+
+// Throws InputError for a problem codegen cannot express (a per-channel operand after the
+// reduction, a parameter index out of range, post-ops without a reduction).
+[[nodiscard]] std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                                     const GenerateOptions& options = {});
+
+}  // namespace fusetune::codegen

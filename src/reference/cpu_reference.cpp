@@ -1,0 +1,134 @@
+#include "reference/cpu_reference.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "common/error.hpp"
+#include "reference/op_math.hpp"
+#include "reference/parallel.hpp"
+#include "reference/problem_check.hpp"
+
+namespace fusetune::reference {
+namespace {
+
+// First and one-past-last output index o with 0 <= o*stride - pad + tap < extent, so the
+// inner loop runs without bounds checks (zero padding contributes nothing).
+struct Range {
+  int64_t lo, hi;
+};
+Range valid_outputs(int64_t out_extent, int64_t in_extent, int64_t stride, int64_t pad, int64_t tap) {
+  // o*stride >= pad - tap  and  o*stride <= in_extent - 1 + pad - tap
+  const int64_t need = pad - tap;
+  const int64_t lo = need <= 0 ? 0 : (need + stride - 1) / stride;
+  const int64_t last = in_extent - 1 + pad - tap;
+  const int64_t hi = last < 0 ? 0 : std::min(out_extent, last / stride + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// One output plane (image n, channel k), accumulated tap by tap: for each (c, r, s) the
+// weight is fixed and the plane update is a strided axpy, which vectorizes.
+void conv_plane(const spec::Conv& cv, const float* x, const float* w, const float* bias, int64_t n,
+                int64_t k, double* out) {
+  const int64_t P = cv.p(), Q = cv.q();
+  std::fill(out, out + P * Q, bias ? double(bias[k]) : 0.0);
+  for (int64_t r = 0; r < cv.r; ++r) {
+    const Range pr = valid_outputs(P, cv.h, cv.stride_h, cv.pad_h, r * cv.dil_h);
+    for (int64_t s = 0; s < cv.s; ++s) {
+      const Range qr = valid_outputs(Q, cv.w, cv.stride_w, cv.pad_w, s * cv.dil_w);
+      for (int64_t c = 0; c < cv.c; ++c) {
+        const double wv = w[((k * cv.c + c) * cv.r + r) * cv.s + s];
+        const float* xc = x + (n * cv.c + c) * cv.h * cv.w;
+        for (int64_t p = pr.lo; p < pr.hi; ++p) {
+          const float* xrow = xc + (p * cv.stride_h - cv.pad_h + r * cv.dil_h) * cv.w;
+          const int64_t iw0 = -cv.pad_w + s * cv.dil_w;
+          double* orow = out + p * Q;
+          for (int64_t q = qr.lo; q < qr.hi; ++q) orow[q] += wv * double(xrow[q * cv.stride_w + iw0]);
+        }
+      }
+    }
+  }
+}
+
+double plane_work(const spec::Conv& cv) { return double(cv.p() * cv.q() * cv.c * cv.r * cv.s); }
+
+void expect_size(const char* what, size_t have, int64_t want) {
+  if (int64_t(have) != want) {
+    throw InputError(std::string("reference: ") + what + " has " + std::to_string(have) +
+                     " elements, expected " + std::to_string(want));
+  }
+}
+
+// Per-channel parameters transposed to [k][param], so apply_op gets one channel's row.
+std::vector<double> params_by_channel(const spec::Problem& p, const ProblemData& d) {
+  const auto np = size_t(p.num_params);
+  std::vector<double> t(size_t(p.conv.k) * np);
+  for (size_t i = 0; i < np; ++i) {
+    const int64_t base = chan_index(p, int(i));
+    for (int64_t k = 0; k < p.conv.k; ++k) t[size_t(k) * np + i] = d.chan[size_t(base + k)];
+  }
+  return t;
+}
+
+double apply_chain(const std::vector<spec::Op>& ops, double v, const double* chan_k) {
+  for (const spec::Op& op : ops) v = apply_op(op, v, chan_k);
+  return v;
+}
+
+}  // namespace
+
+std::vector<double> conv2d_nchw(const spec::Conv& cv, const float* x, const float* w,
+                                const float* bias_or_null) {
+  spec::Problem just_conv;
+  just_conv.conv = cv;
+  check_problem(just_conv);  // extents that would index out of bounds
+  const int64_t plane = cv.p() * cv.q();
+  std::vector<double> out(size_t(cv.conv_out_elems()));
+  detail::parallel_for(cv.n * cv.k, plane_work(cv), [&](int64_t nk) {
+    conv_plane(cv, x, w, bias_or_null, nk / cv.k, nk % cv.k, out.data() + nk * plane);
+  });
+  return out;
+}
+
+std::vector<double> reference_output(const spec::Problem& p, const ProblemData& d) {
+  check_problem(p);
+  const spec::Conv& cv = p.conv;
+  expect_size("x", d.x.size(), cv.input_elems());
+  expect_size("w", d.w.size(), cv.weight_elems());
+  expect_size("chan", d.chan.size(), chan_elems(p));
+  const float* bias = cv.bias ? d.chan.data() : nullptr;
+  const std::vector<double> params = params_by_channel(p, d);
+  const auto np = size_t(p.num_params);
+  const int64_t K = cv.k, plane = cv.p() * cv.q();
+
+  auto conv_and_pre = [&](int64_t n, int64_t k, double* dst) {
+    conv_plane(cv, d.x.data(), d.w.data(), bias, n, k, dst);
+    const double* chan_k = params.data() + size_t(k) * np;
+    for (int64_t i = 0; i < plane; ++i) dst[i] = apply_chain(p.pre, dst[i], chan_k);
+  };
+
+  if (!p.reduce) {
+    std::vector<double> out(size_t(p.out_elems()));
+    detail::parallel_for(cv.n * K, plane_work(cv), [&](int64_t nk) {
+      double* dst = out.data() + nk * plane;
+      conv_and_pre(nk / K, nk % K, dst);
+      for (int64_t i = 0; i < plane; ++i) dst[i] = apply_chain(p.post, dst[i], nullptr);
+    });
+    return out;
+  }
+
+  // With a reduction, one image's K planes at a time bounds memory at K*P*Q doubles.
+  const spec::ReduceKind rk = *p.reduce;
+  std::vector<double> out(size_t(p.out_elems()));
+  std::vector<double> planes(size_t(K * plane));
+  for (int64_t n = 0; n < cv.n; ++n) {
+    detail::parallel_for(K, plane_work(cv), [&](int64_t k) { conv_and_pre(n, k, planes.data() + k * plane); });
+    for (int64_t i = 0; i < plane; ++i) {
+      double acc = reduce_init(rk);
+      for (int64_t k = 0; k < K; ++k) acc = reduce_step(rk, acc, planes[size_t(k * plane + i)]);
+      out[size_t(n * plane + i)] = apply_chain(p.post, reduce_finish(rk, acc, K), nullptr);
+    }
+  }
+  return out;
+}
+
+}  // namespace fusetune::reference

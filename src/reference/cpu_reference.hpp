@@ -1,0 +1,27 @@
+#pragma once
+// The float64 reference of a whole problem on the CPU, for small shapes (tests, `smoke`,
+// cross-checking the GPU reference kernel). Every fp32 product is exact in double, so
+// the only rounding is the accumulation's, orders of magnitude below fp32 or TF32 error.
+#include <vector>
+
+#include "reference/problem_data.hpp"
+#include "spec/problem.hpp"
+
+namespace fusetune::reference {
+
+// Direct convolution with stride, zero padding and dilation. x is (N,C,H,W), w (K,C,R,S),
+// bias_or_null K floats or null; returns (N,K,P,Q). Layout words in `conv` are ignored:
+// buffers are in logical order.
+[[nodiscard]] std::vector<double> conv2d_nchw(const spec::Conv& conv, const float* x,
+                                              const float* w, const float* bias_or_null);
+
+// conv (+ bias) -> pre ops -> channel reduction (keepdim) -> post ops, as PyTorch eager
+// computes it but in float64. Returns problem.out_elems() values in NCHW logical order:
+// (N,K,P,Q), or (N,1,P,Q) with a reduction. Throws InputError for a malformed problem or
+// buffers of the wrong size. Meant for shapes up to a few GFLOP: it runs at roughly
+// 3 GFLOP/s per core (planes spread over all cores), and holds the output, or with a
+// reduction one image's K planes, as doubles.
+[[nodiscard]] std::vector<double> reference_output(const spec::Problem& problem,
+                                                   const ProblemData& data);
+
+}  // namespace fusetune::reference

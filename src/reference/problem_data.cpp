@@ -1,0 +1,119 @@
+#include "reference/problem_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "common/error.hpp"
+#include "reference/parallel.hpp"
+#include "reference/problem_check.hpp"
+#include "reference/thresholds.hpp"
+
+namespace fusetune::reference {
+namespace {
+
+// Buffers are filled in fixed-size chunks, each from its own engine, so big inputs fill in
+// parallel and the values still do not depend on the thread count.
+constexpr int64_t kChunk = int64_t(1) << 20;
+
+// Breakpoints farther out than this are not used to place biases.
+constexpr double kMaxThreshold = 1e6;
+
+enum Stream : uint64_t { kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamParam0 = 16 };
+
+// SplitMix64 finalizer: decorrelates (seed, stream, chunk) into one engine seed, so nearby
+// seeds do not give mt19937_64 nearby states.
+uint64_t mix(uint64_t seed, uint64_t stream, uint64_t chunk) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1) + 0xD1B54A32D192ED03ull * chunk;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Odd multiples of 2^-24 in (0, 1): 2^23 equally likely values with mean exactly 0.5, all
+// exact in fp32, never 0 (torch.rand can return 0; a zero input would hide a missing term).
+float unit_open(std::mt19937_64& g) {
+  const uint64_t k = g() >> 41;  // top 23 bits
+  return float(double(2 * k + 1) * 0x1p-24);
+}
+
+// Odd multiples of b * 2^-23 in (-b, b): symmetric, never 0.
+float symmetric(std::mt19937_64& g, double b) {
+  const auto m = int64_t(2 * (g() >> 41) + 1) - (int64_t(1) << 23);
+  return float(double(m) * (b * 0x1p-23));
+}
+
+template <class Draw>
+void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) {
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  detail::parallel_for(chunks, double(kChunk), [&](int64_t c) {
+    std::mt19937_64 g(mix(seed, stream, uint64_t(c)));
+    const int64_t end = std::min(count, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) out[i] = draw(g);
+  });
+}
+
+// Moves the bias of an evenly spaced share of channels onto an epilogue threshold.
+void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction) {
+  const int64_t K = p.conv.k;
+  auto chosen = int64_t(std::lround(fraction * double(K)));
+  if (fraction > 0.0 && chosen == 0) chosen = 1;  // a tiny K still gets one straddling channel
+  const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
+  std::vector<double> chan_k(size_t(p.num_params));
+  for (int64_t j = 0; j < chosen; ++j) {
+    const int64_t k = j * K / chosen;
+    for (int i = 0; i < p.num_params; ++i) chan_k[size_t(i)] = d.chan[size_t(chan_index(p, i) + k)];
+    std::vector<double> ts = epilogue_thresholds(p, chan_k.data());
+    // A breakpoint mapped back through exp or a tiny scale can be huge; a bias there
+    // would only test fp32 overflow, not the comparison.
+    std::erase_if(ts, [](double t) { return !(std::fabs(t) <= kMaxThreshold); });
+    if (ts.empty()) continue;
+    const double t = ts[size_t(j) % ts.size()];
+    double wsum = 0.0;
+    for (int64_t e = 0; e < crs; ++e) wsum += double(d.w[size_t(k * crs + e)]);
+    auto bias = float(t - 0.5 * wsum);
+    if (bias == 0.0f) bias = 0x1p-20f;  // keep the no-zeros promise; moves outputs by ~1e-6
+    d.chan[size_t(k)] = bias;
+  }
+}
+
+}  // namespace
+
+int64_t chan_elems(const spec::Problem& p) {
+  return (p.conv.bias ? p.conv.k : 0) + int64_t(p.num_params) * p.conv.k;
+}
+
+int64_t chan_index(const spec::Problem& p, int param_index) {
+  if (param_index < 0 || param_index >= p.num_params) {
+    throw InputError("per-channel parameter " + std::to_string(param_index) + " out of range (" +
+                     std::to_string(p.num_params) + " declared)");
+  }
+  return (p.conv.bias ? p.conv.k : 0) + int64_t(param_index) * p.conv.k;
+}
+
+ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double threshold_fraction) {
+  check_problem(p);
+  if (!(threshold_fraction >= 0.0 && threshold_fraction <= 1.0)) {
+    throw InputError("threshold_fraction must be in [0, 1], got " + std::to_string(threshold_fraction));
+  }
+  const spec::Conv& c = p.conv;
+  const double bound = 1.0 / std::sqrt(double(c.c * c.r * c.s));
+  ProblemData d;
+  d.x.resize(size_t(c.input_elems()));
+  d.w.resize(size_t(c.weight_elems()));
+  d.chan.resize(size_t(chan_elems(p)));
+
+  fill(d.x.data(), c.input_elems(), seed, kStreamX, unit_open);
+  auto sym = [bound](std::mt19937_64& g) { return symmetric(g, bound); };
+  fill(d.w.data(), c.weight_elems(), seed, kStreamW, sym);
+  if (c.bias) fill(d.chan.data(), c.k, seed, kStreamBias, sym);
+  auto param = [](std::mt19937_64& g) { return symmetric(g, 1.0); };
+  for (int i = 0; i < p.num_params; ++i) {
+    fill(d.chan.data() + chan_index(p, i), c.k, seed, kStreamParam0 + uint64_t(i), param);
+  }
+  if (c.bias && threshold_fraction > 0.0) place_biases_on_thresholds(p, d, threshold_fraction);
+  return d;
+}
+
+}  // namespace fusetune::reference

@@ -1,0 +1,42 @@
+#pragma once
+// Seeded inputs for verification and timing: the same seed gives bit-identical buffers on
+// every platform and compiler, so a failure seen on one machine replays on another.
+#include <cstdint>
+#include <vector>
+
+#include "spec/problem.hpp"
+
+namespace fusetune::reference {
+
+// Host copies of a problem's inputs, always in logical order whatever the problem's
+// layout words say (transposing is the kernels' job):
+//   x     input (N, C, H, W)
+//   w     filters (K, C, R, S)
+//   chan  per-channel vectors, each K floats: [conv bias, if conv.bias][param 0][param 1]...
+struct ProblemData {
+  std::vector<float> x, w, chan;
+};
+
+// Offset of per-channel parameter `param_index` in ProblemData::chan (the bias, when the
+// conv has one, occupies [0, K)). Throws InputError for an index outside [0, num_params).
+[[nodiscard]] int64_t chan_index(const spec::Problem& p, int param_index);
+// Total floats in ProblemData::chan.
+[[nodiscard]] int64_t chan_elems(const spec::Problem& p);
+
+// Draws the inputs like PyTorch initializes them, from std::mt19937_64 with our own
+// mapping to floats (std::uniform_real_distribution differs between standard libraries):
+//   x ~ U(0,1) like torch.rand; w, bias ~ U(-b,b), b = 1/sqrt(C*R*S) like nn.Conv2d;
+//   params ~ U(-1,1). No value is ever zero (every draw is an odd multiple of a power of 2).
+// Each buffer has its own stream, so x depends only on (seed, input shape).
+//
+// threshold_fraction in [0,1]: that share of output channels (evenly spaced) gets its conv
+// bias re-chosen so the channel's outputs straddle one of epilogue_thresholds() (cycled
+// over the chosen channels): bias[k] = t - 0.5 * sum(w[k]), since E[x] = 0.5 makes
+// 0.5 * sum(w[k]) the mean of an interior output before bias. Conv inputs cannot be chosen
+// to hit a threshold exactly; moving the bias puts the bulk of a channel's outputs around
+// it, which is where a kernel that gets a comparison or a branch wrong shows it. Without
+// a conv bias, or without thresholds, the draw is left as is.
+[[nodiscard]] ProblemData make_problem_data(const spec::Problem& p, uint64_t seed,
+                                            double threshold_fraction = 0.25);
+
+}  // namespace fusetune::reference

@@ -1,0 +1,24 @@
+#pragma once
+// The float64 reference epilogue for the GPU: the problem's op chain rendered as double
+// device functions that follow op_math.cpp formula for formula, in front of the
+// kernel_templates/ref_epilogue.cu kernel `ft_ref_epilogue`.
+#include <string>
+
+#include "spec/problem.hpp"
+
+namespace fusetune::reference {
+
+// The complete NVRTC source of `ft_ref_epilogue` for this problem:
+//   a header naming the problem, shape #defines (FT_N, FT_K, FT_P, FT_Q, FT_REF_HAS_BIAS,
+//   FT_REF_REDUCE), kernel_templates/ref_math.cu, the rendered ft_ref_pre / ft_ref_reduce_* /
+//   ft_ref_post, then kernel_templates/ref_epilogue.cu.
+// Scalars become double(float(value)) literals, written exactly; optional operands left out
+// take op_math's defaults. Compile it with --fmad=false (see ref_math.cu).
+// Throws InputError for a malformed problem (check_problem).
+[[nodiscard]] std::string render_reference_epilogue_source(const spec::Problem& p);
+
+// One op as a double expression of `v` (the part of the source above, for tests and
+// messages): "ft_ref_min(v, 0.5)", "v + (double)chan[128LL + k]".
+[[nodiscard]] std::string render_double_op(const spec::Problem& p, const spec::Op& op);
+
+}  // namespace fusetune::reference

@@ -1,0 +1,27 @@
+#pragma once
+// Compiles every variant with NVRTC on a pool of threads and checks the result against the
+// device's limits. Failures become statuses on the results; nothing here throws for a variant.
+#include <functional>
+#include <vector>
+
+#include "codegen/variant.hpp"
+#include "gpu/device_limits.hpp"
+#include "tune/variant_result.hpp"
+
+namespace fusetune::tune {
+
+struct CompileAllOptions {
+  std::string arch = "sm_90";
+  bool strict_fp32 = false;
+  unsigned jobs = 0;  // 0: all cores
+  std::function<void(const VariantResult&)> on_done;  // called from worker threads
+};
+
+std::vector<VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
+                                       const gpu::DeviceLimits& limits, const CompileAllOptions& opts);
+
+// Why a compiled variant cannot launch on this device ("" when it fits).
+std::string device_limit_violation(const codegen::Variant& v, const CompileFigures& c,
+                                   const gpu::DeviceLimits& limits);
+
+}  // namespace fusetune::tune

@@ -1,0 +1,50 @@
+#pragma once
+// The tuner's side of the worker protocol. Candidates run in a separate process because a
+// faulting kernel poisons its CUDA context for good: the worker is started with fork+exec
+// (a CUDA context does not survive fork), spoken to in JSON lines over pipes, and killed
+// and replaced when it dies or stops answering. The worker never touches our stdout.
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace fusetune::tune {
+
+// The worker died (fault, abort) or did not answer in time. `timed_out` tells which.
+struct WorkerLost {
+  bool timed_out = false;
+  std::string reason;
+};
+
+class WorkerClient {
+ public:
+  // argv[0] is the executable (normally /proc/self/exe), the rest its arguments.
+  explicit WorkerClient(std::vector<std::string> argv);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // Sends one request and waits for its one-line reply. Throws WorkerLost when the worker
+  // exits or the timeout passes; the worker is then dead and restart() is needed.
+  nlohmann::json request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
+
+  void restart();
+  [[nodiscard]] bool alive() const { return pid_ > 0; }
+  [[nodiscard]] int restarts() const { return restarts_; }
+
+ private:
+  void start();
+  void stop() noexcept;
+  std::string describe_exit();
+
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  std::string buffer_;
+  int restarts_ = 0;
+};
+
+}  // namespace fusetune::tune

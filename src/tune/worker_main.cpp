@@ -1,0 +1,81 @@
+#include "tune/worker_main.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/error.hpp"
+#include "gpu/device.hpp"
+#include "gpu/driver_api.hpp"
+#include "tune/limits_json.hpp"
+#include "tune/session.hpp"
+
+namespace fusetune::tune {
+
+namespace {
+
+// The protocol owns the original stdout; anything a library prints goes to stderr instead,
+// so it cannot corrupt a reply.
+FILE* claim_protocol_channel() {
+  const int fd = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  return ::fdopen(fd, "w");
+}
+
+void send(FILE* out, const nlohmann::json& j) {
+  const std::string s = j.dump() + "\n";
+  std::fwrite(s.data(), 1, s.size(), out);
+  std::fflush(out);
+}
+
+}  // namespace
+
+int worker_main(int device_hint) {
+  (void)device_hint;
+  FILE* out = claim_protocol_channel();
+  std::unique_ptr<Session> session;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    nlohmann::json reply;
+    try {
+      const auto req = nlohmann::json::parse(line);
+      const std::string cmd = req.at("cmd");
+      if (cmd == "device") {
+        const auto info = gpu::query_device(req.value("device", 0));
+        reply = {{"limits", limits_to_json(info.limits)}, {"name", info.name}, {"total_mem", info.total_mem},
+                 {"driver_version", info.driver_version}, {"driver", gpu::driver_version_string()},
+                 {"pci_bus_id", info.pci_bus_id}, {"count", gpu::device_count()}};
+      } else if (cmd == "setup") {
+        session.reset();
+        session = std::make_unique<Session>(req);
+        reply = session->info();
+        reply["ok"] = true;
+      } else if (cmd == "run" || cmd == "retime") {
+        if (!session) throw Error(ExitCode::failure, "worker: run before setup");
+        reply = cmd == "run" ? session->run(req) : session->retime(req);
+      } else if (cmd == "quit") {
+        send(out, {{"ok", true}});
+        return 0;
+      } else {
+        throw Error(ExitCode::failure, fmt::format("worker: unknown command '{}'", cmd));
+      }
+    } catch (const ContextLost& e) {
+      // The context is gone for good; report and let the tuner start a fresh worker.
+      send(out, {{"status", "faulted"}, {"reason", e.reason}});
+      std::_Exit(3);
+    } catch (const Error& e) {
+      reply = {{"error", e.what()}, {"exit_code", int(e.code())}};
+    } catch (const std::exception& e) {
+      reply = {{"error", e.what()}, {"exit_code", int(ExitCode::failure)}};
+    }
+    send(out, reply);
+  }
+  return 0;
+}
+
+}  // namespace fusetune::tune

@@ -1,0 +1,214 @@
+// GPU-free: the GPU reference's kernel sources (kernel_templates/ref_*.cu and what
+// gpu_sources.cpp / render_double.cpp make of them) compile with NVRTC for sm_90, for every
+// op and reduction and awkward conv shapes; the rendered double math says what op_math.cpp
+// says. That the kernels compute the right numbers is gpu_reference_test's job.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "gpu/compiler.hpp"
+#include "reference/gpu_sources.hpp"
+#include "reference/op_math.hpp"
+#include "reference/render_double.hpp"
+
+namespace fusetune::reference {
+namespace {
+
+using spec::OpKind;
+using spec::ReduceKind;
+
+spec::Operand scalar(double v) { return {false, v, -1}; }
+spec::Operand param(int i) { return {true, 0.0, i}; }
+spec::Op op(OpKind kind, std::vector<spec::Operand> args = {}) { return {kind, std::move(args)}; }
+
+spec::Conv conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
+  spec::Conv cv;
+  cv.n = n, cv.c = c, cv.h = h, cv.w = w, cv.k = k, cv.r = r, cv.s = s;
+  return cv;
+}
+
+spec::Problem kernelbench31() {
+  spec::Problem p;
+  p.conv = conv(128, 64, 128, 128, 128, 3, 3);
+  p.pre = {op(OpKind::min, {scalar(0.5)}), op(OpKind::add, {param(0)}), op(OpKind::mul, {scalar(2.0)})};
+  p.num_params = 1;
+  return p;
+}
+
+// Every elementwise op, binary ones with a per-channel operand where one is allowed.
+std::vector<spec::Op> every_op(bool per_channel) {
+  auto a = [&](int i) { return per_channel ? param(i) : scalar(0.25 + i); };
+  return {
+      op(OpKind::add, {a(0)}), op(OpKind::sub, {a(1)}), op(OpKind::rsub, {a(0)}), op(OpKind::mul, {a(1)}),
+      op(OpKind::div, {a(0)}), op(OpKind::rdiv, {a(1)}), op(OpKind::min, {a(0)}), op(OpKind::max, {a(1)}),
+      op(OpKind::clamp, {a(0), a(1)}), op(OpKind::relu), op(OpKind::leaky_relu, {scalar(0.2)}),
+      op(OpKind::gelu), op(OpKind::gelu_tanh), op(OpKind::tanh), op(OpKind::sigmoid), op(OpKind::silu),
+      op(OpKind::mish), op(OpKind::hardswish), op(OpKind::hardsigmoid), op(OpKind::hardtanh, {scalar(-2), scalar(2)}),
+      op(OpKind::softplus, {scalar(2), scalar(10)}), op(OpKind::exp), op(OpKind::log), op(OpKind::abs),
+      op(OpKind::neg), op(OpKind::square), op(OpKind::sqrt),
+      // optional operands left out: PyTorch's defaults
+      op(OpKind::leaky_relu), op(OpKind::hardtanh), op(OpKind::softplus),
+      // non-finite scalars are legal in a clamp
+      op(OpKind::clamp, {scalar(-std::numeric_limits<double>::infinity()), scalar(std::numeric_limits<double>::infinity())}),
+  };
+}
+
+// The options GpuReference compiles with.
+gpu::CompileResult compile(const std::string& source, const std::string& name) {
+  gpu::CompileOptions opt;
+  opt.arch = "sm_90";
+  opt.strict_fp32 = true;
+  return gpu::compile_cuda(source, name, opt);
+}
+
+void expect_compiles(const std::string& source, const std::string& name, const std::vector<std::string>& kernels) {
+  const gpu::CompileResult r = compile(source, name);
+  ASSERT_TRUE(r.ok()) << name << ":\n" << r.log << "\n---- source ----\n" << source;
+  for (const std::string& k : kernels) {
+    EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), k), r.kernel_names.end()) << name << ": " << k;
+  }
+  EXPECT_EQ(r.spill_stores, 0) << name << " spills:\n" << r.log;
+  std::printf("  %-28s %7.1f ms  %3d registers\n", name.c_str(), r.compile_ms, r.registers);
+}
+
+TEST(GpuReferenceRender, EveryTemplateCompilesOnItsOwn) {
+  expect_compiles(reference_template("ref_fill.cu"), "ref_fill.cu", {"ft_fill_uniform", "ft_fill_u32", "ft_check_u32"});
+  expect_compiles(reference_template("ref_conv.cu"), "ref_conv.cu", {"ft_ref_conv"});
+  expect_compiles(reference_template("ref_epilogue.cu"), "ref_epilogue.cu", {"ft_ref_epilogue"});
+  expect_compiles(reference_template("ref_compare.cu"), "ref_compare.cu", {"ft_compare_init", "ft_compare"});
+  expect_compiles(reference_template("ref_math.cu"), "ref_math.cu", {});
+}
+
+TEST(GpuReferenceRender, UnknownTemplateThrows) { EXPECT_THROW((void)reference_template("ref_nope.cu"), Error); }
+
+TEST(GpuReferenceRender, ConvCompilesForAwkwardShapes) {
+  std::vector<spec::Problem> problems(4);
+  problems[0] = kernelbench31();
+  problems[1].conv = conv(1, 1, 7, 7, 3, 3, 3);  // C=1, K=3, N=1, W=7
+  problems[1].conv.stride_h = problems[1].conv.stride_w = 2;
+  problems[1].conv.pad_h = problems[1].conv.pad_w = 1;
+  problems[1].conv.dil_h = problems[1].conv.dil_w = 2;
+  problems[2].conv = conv(3, 5, 11, 13, 17, 2, 3);  // asymmetric everything, no bias
+  problems[2].conv.stride_h = 2, problems[2].conv.pad_w = 2, problems[2].conv.dil_w = 2, problems[2].conv.bias = false;
+  problems[3].conv = conv(2, 7, 1, 1, 1, 1, 1);  // 1x1 image, 1x1 filter, one channel out
+  for (const spec::Problem& p : problems) {
+    const std::string name = "ref_conv " + std::to_string(p.conv.k) + "x" + std::to_string(p.conv.c);
+    expect_compiles(render_reference_conv_source(p), name, {"ft_ref_conv"});
+  }
+}
+
+TEST(GpuReferenceRender, ConvLaunchShape) {
+  const RefConvLaunch l = ref_conv_launch(kernelbench31());
+  EXPECT_EQ(l.channels_per_thread, 16);
+  EXPECT_EQ(l.grid_x, 128u * ((126u * 126u + 127u) / 128u));
+  EXPECT_EQ(l.grid_y, 8u);
+  spec::Problem small;
+  small.conv = conv(1, 1, 7, 7, 3, 3, 3);
+  EXPECT_EQ(ref_conv_launch(small).channels_per_thread, 3);  // never wider than K
+  spec::Problem huge;
+  huge.conv = conv(1, 1 << 16, 1 << 9, 1 << 9, 8, 1, 1);  // one image of 2^34 elements
+  EXPECT_THROW((void)ref_conv_launch(huge), InputError);
+}
+
+TEST(GpuReferenceRender, EpilogueCompilesWithEveryOpAndReduction) {
+  spec::Problem p;
+  p.conv = conv(2, 3, 9, 7, 5, 3, 3);
+  p.num_params = 2;
+  p.pre = every_op(true);
+  expect_compiles(render_reference_epilogue_source(p), "ref_epilogue every op", {"ft_ref_epilogue"});
+
+  p.conv.bias = false;
+  p.pre = every_op(false);
+  expect_compiles(render_reference_epilogue_source(p), "ref_epilogue scalars, no bias", {"ft_ref_epilogue"});
+
+  for (ReduceKind rk : {ReduceKind::min, ReduceKind::max, ReduceKind::sum, ReduceKind::mean}) {
+    spec::Problem q;
+    q.conv = conv(2, 3, 9, 7, 5, 3, 3);
+    q.num_params = 1;
+    q.pre = {op(OpKind::mul, {scalar(2.0)}), op(OpKind::add, {param(0)})};
+    q.reduce = rk;
+    q.post = every_op(false);
+    expect_compiles(render_reference_epilogue_source(q), std::string("ref_epilogue ") + reduce_name(rk),
+                    {"ft_ref_epilogue"});
+  }
+}
+
+// The number in a rendered literal, read back: what the GPU will compute with.
+double literal_value(const std::string& expr, const std::string& prefix, const std::string& suffix) {
+  EXPECT_EQ(expr.rfind(prefix, 0), 0u) << expr;
+  EXPECT_TRUE(expr.ends_with(suffix)) << expr;
+  std::string lit = expr.substr(prefix.size(), expr.size() - prefix.size() - suffix.size());
+  if (lit.front() == '(') lit = lit.substr(1, lit.size() - 2);
+  return std::strtod(lit.c_str(), nullptr);
+}
+
+TEST(GpuReferenceRender, ScalarsAreFp32RoundedAndExact) {
+  spec::Problem p;
+  for (double v : {0.5, 2.0, 0.1, -0.1, 1e-7, -3.0, 1e30, 123456789.0}) {
+    const std::string e = render_double_op(p, op(OpKind::mul, {scalar(v)}));
+    EXPECT_EQ(literal_value(e, "v * ", ""), double(float(v))) << e;  // operand_value's rounding
+  }
+  EXPECT_EQ(render_double_op(p, op(OpKind::mul, {scalar(2.0)})), "v * 2.0");  // a double literal, not int
+  EXPECT_EQ(render_double_op(p, op(OpKind::min, {scalar(0.5)})), "ft_ref_min(v, 0.5)");
+  EXPECT_EQ(render_double_op(p, op(OpKind::sub, {scalar(-0.5)})), "v - (-0.5)");
+  EXPECT_EQ(render_double_op(p, op(OpKind::rdiv, {scalar(1.0)})), "1.0 / v");
+  EXPECT_EQ(render_double_op(p, op(OpKind::clamp, {scalar(-std::numeric_limits<double>::infinity()), scalar(1)})),
+            "ft_ref_clamp(v, (-ft_ref_inf()), 1.0)");
+}
+
+TEST(GpuReferenceRender, DefaultsAreOpMathsDoubles) {
+  spec::Problem p;
+  // op_math's arg_or uses the default as a double: 0.01, not float(0.01).
+  EXPECT_EQ(literal_value(render_double_op(p, op(OpKind::leaky_relu)), "ft_ref_leaky_relu(v, ", ")"), 0.01);
+  EXPECT_EQ(render_double_op(p, op(OpKind::hardtanh)), "ft_ref_clamp(v, (-1.0), 1.0)");
+  EXPECT_EQ(render_double_op(p, op(OpKind::softplus)), "ft_ref_softplus(v, 1.0, 20.0)");
+  EXPECT_EQ(render_double_op(p, op(OpKind::softplus, {scalar(2.0)})), "ft_ref_softplus(v, 2.0, 20.0)");
+}
+
+TEST(GpuReferenceRender, PerChannelOperandsIndexChan) {
+  spec::Problem p;
+  p.conv.k = 8;
+  p.num_params = 2;
+  // chan = [bias 8][param0 8][param1 8]
+  EXPECT_EQ(render_double_op(p, op(OpKind::add, {param(1)})), "v + (double)chan[16LL + k]");
+  p.conv.bias = false;
+  EXPECT_EQ(render_double_op(p, op(OpKind::add, {param(1)})), "v + (double)chan[8LL + k]");
+}
+
+TEST(GpuReferenceRender, EverySourceNamesTheProblemAndShape) {
+  spec::Problem p = kernelbench31();
+  const std::string src = render_reference_epilogue_source(p);
+  EXPECT_NE(src.find("| min(0.5) | add(param[k]) | mul(2)"), std::string::npos) << src.substr(0, 400);
+  EXPECT_NE(src.find("#define FT_P 126\n"), std::string::npos);
+  EXPECT_NE(src.find("#define FT_REF_REDUCE 0\n"), std::string::npos);
+  EXPECT_NE(src.find("v = ft_ref_min(v, 0.5);  // min(0.5)"), std::string::npos);
+  p.pre.clear();
+  p.reduce = ReduceKind::mean;
+  const std::string mean = render_reference_epilogue_source(p);
+  EXPECT_NE(mean.find("return acc / 128.0;"), std::string::npos);  // reduce_finish: sum / K
+  EXPECT_NE(mean.find("#define FT_REF_REDUCE 1\n"), std::string::npos);
+}
+
+TEST(GpuReferenceRender, MalformedProblemsThrowInputError) {
+  spec::Problem p;
+  p.pre = {op(OpKind::clamp, {scalar(0.0)})};  // clamp needs two operands
+  EXPECT_THROW((void)render_reference_epilogue_source(p), InputError);
+  p.pre.clear();
+  p.num_params = 1;
+  p.reduce = ReduceKind::sum;
+  p.post = {op(OpKind::add, {param(0)})};  // per-channel after the reduction
+  EXPECT_THROW((void)render_reference_epilogue_source(p), InputError);
+  p.post.clear();
+  p.conv.stride_h = 0;
+  EXPECT_THROW((void)render_reference_conv_source(p), InputError);
+}
+
+}  // namespace
+}  // namespace fusetune::reference
