@@ -325,6 +325,9 @@ struct ShapeCase {
   spec::Conv conv;
 };
 
+// gtest prints a parameter into the test's listing: the name, not the struct's bytes.
+void PrintTo(const ShapeCase& c, std::ostream* os) { *os << c.name; }
+
 class CudnnConvDescsTest : public testing::TestWithParam<std::tuple<ShapeCase, Layout>> {};
 
 TEST_P(CudnnConvDescsTest, OutputDimsAgreeWithSpec) {

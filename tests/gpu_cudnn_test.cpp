@@ -211,6 +211,9 @@ struct Case {
   MathMode mode;
 };
 
+// gtest prints a parameter into the test's listing: the name, not the struct's bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class GpuCudnnConv : public GpuCudnn, public ::testing::WithParamInterface<Case> {};
 
 TEST_P(GpuCudnnConv, EveryUsableAlgorithmMatchesFloat64Reference) {

@@ -204,6 +204,7 @@ TEST(Compile, RejectedOptionsAreBadInput) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input);
     EXPECT_NE(std::string(e.what()).find("--gpu-architecture"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
   }
 }
 

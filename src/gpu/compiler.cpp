@@ -132,8 +132,10 @@ CompileResult compile_cuda(const std::string& source, const std::string& program
 
   if (status == NVRTC_ERROR_INVALID_OPTION) {
     // Every variant would fail the same way: a usage error, not a variant's failure.
-    throw InputError(fmt::format("NVRTC rejected the compile options ({}): {}",
-                                 fmt::join(r.options, " "), r.log.empty() ? "invalid option" : r.log));
+    std::string why = r.log.empty() ? "invalid option" : r.log;
+    std::replace(why.begin(), why.end(), '\n', ' ');  // errors reach the user as one line
+    while (!why.empty() && why.back() == ' ') why.pop_back();
+    throw InputError(fmt::format("NVRTC rejected the compile options ({}): {}", fmt::join(r.options, " "), why));
   }
   if (status == NVRTC_ERROR_COMPILATION) {
     if (r.log.empty()) r.log = nvrtcGetErrorString(status);

@@ -71,12 +71,7 @@ std::string render_reference_conv_source(const spec::Problem& p) {
 }
 
 std::string reference_template(const std::string& file_name) {
-  const auto& all = codegen::embedded_templates();
-  const auto it = all.find(file_name);
-  if (it == all.end()) {
-    throw Error(ExitCode::failure, "kernel template " + file_name + " is not embedded in this binary");
-  }
-  return std::string(it->second);
+  return std::string(codegen::template_source(file_name));
 }
 
 }  // namespace fusetune::reference

@@ -28,7 +28,8 @@ struct RefConvLaunch {
 // ref_conv.cu with FT_N..FT_DIL_W and the RefConvLaunch tile sizes defined in front.
 [[nodiscard]] std::string render_reference_conv_source(const spec::Problem& p);
 
-// A ref_*.cu template's text, embedded at build time ("ref_fill.cu", "ref_compare.cu", ...).
+// A ref_*.cu template's text, embedded at build time ("ref_fill.cu", "ref_compare.cu", ...);
+// std::out_of_range (codegen::template_source) when the binary lacks it.
 [[nodiscard]] std::string reference_template(const std::string& file_name);
 
 }  // namespace fusetune::reference

@@ -41,9 +41,10 @@ std::string arg(const spec::Problem& p, const spec::Op& op, size_t i) {
   return operand(p, op.args[i]);
 }
 
-// op_math's arg_or: the default is used as a double, NOT rounded to fp32 (leaky_relu's 0.01).
+// op_math's arg_or: a default is a Python float too, applied in fp32 like a written scalar
+// (leaky_relu's 0.01 is 0.00999999977...).
 std::string arg_or(const spec::Problem& p, const spec::Op& op, size_t i, double fallback) {
-  return i < op.args.size() ? operand(p, op.args[i]) : double_literal(fallback);
+  return operand(p, i < op.args.size() ? op.args[i] : spec::Operand{false, fallback, -1});
 }
 
 // "min(0.5)", "add(param[0])", "relu": the op as the spec wrote it, for comments.

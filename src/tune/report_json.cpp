@@ -44,6 +44,8 @@ nlohmann::json report_to_json(const TuneReport& rep) {
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < rep.results.size(); ++i) j["results"].push_back(result_to_json(rep, i));
   j["winner"] = rep.winner ? result_to_json(rep, *rep.winner) : nlohmann::json(nullptr);
+  // The winner's whole variant (source, plan, launch shapes), so bench/ and exports can run it.
+  if (rep.winner) j["winner"]["variant"] = codegen::to_json(rep.results[*rep.winner].variant);
   j["baselines"] = {{"unfused", rep.unfused ? nlohmann::json(rep.results[*rep.unfused].variant.name) : nlohmann::json(nullptr)},
                     {"cudnn", rep.cudnn ? nlohmann::json(rep.results[*rep.cudnn].variant.name) : nlohmann::json(nullptr)}};
   return j;

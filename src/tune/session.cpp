@@ -159,13 +159,13 @@ CUdeviceptr Session::resolve(const Loaded& l, const std::string& name) {
   const std::string d = std::to_string(draw_);
   const CUstream s = stream_.get();
   if (name == "x") return bufs_.ptr((c.in == spec::Layout::nhwc ? "x_nhwc" : "x_nchw") + d);
-  if (name == "x_nhwc") {
-    // A plan that makes its own channels-last input writes a scratch copy; one that only
-    // reads it gets the draw's persistent copy.
-    if (plan_writes(l.variant, name)) return bufs_.ensure("x_nhwc_scratch", 4 * size_t(c.input_elems()), *ref_, s);
-    return bufs_.ptr("x_nhwc" + d);
+  if (name == "x_nhwc" || name == "w_krsc") {
+    // A plan that makes its own channels-last input (or filters) writes a scratch copy, so a
+    // faulty transform cannot corrupt the draw; one that only reads it gets the draw's copy.
+    if (plan_writes(l.variant, name)) return bufs_.ensure(name + "_scratch", bufs_.bytes(name + d), *ref_, s);
+    return bufs_.ptr(name + d);
   }
-  if (name == "w" || name == "w_krsc" || name == "chan") return bufs_.ptr(name + d);
+  if (name == "w" || name == "chan") return bufs_.ptr(name + d);
   if (name == "out") return bufs_.ensure("out", 4 * size_t(problem_.out_elems()), *ref_, s);
   if (name == "y" || name.rfind("tmp", 0) == 0)
     return bufs_.ensure(name, 4 * size_t(c.conv_out_elems()), *ref_, s);
@@ -234,10 +234,9 @@ void Session::execute(Loaded& l, bool record_events) {
     const auto& st = plan[i];
     if (st.kind == codegen::StepKind::cudnn_conv) {
       auto& conv = conv_for(st.conv_layout);
-      const std::string d = std::to_string(draw_);
-      CUdeviceptr w = bufs_.ptr((st.conv_layout == spec::Layout::nhwc ? "w_krsc" : "w") + d);
+      CUdeviceptr w = resolve(l, st.conv_layout == spec::Layout::nhwc ? "w_krsc" : "w");
       conv.forward(resolve(l, st.in), w, resolve(l, st.out), workspace_.ptr(), workspace_.size(),
-                   st.with_bias ? bufs_.ptr("chan" + d) : 0);
+                   st.with_bias ? resolve(l, "chan") : 0);
     } else {
       std::vector<CUdeviceptr> vals;
       for (const auto& a : st.args) vals.push_back(resolve(l, a));
@@ -267,7 +266,7 @@ nlohmann::json Session::verify(Loaded& l, const nlohmann::json& policy) {
     // Poison everything the plan writes, so an element it never writes stays NaN.
     for (const auto& name : written_buffers(l.variant)) {
       resolve(l, name);  // allocates scratch buffers on first use
-      bufs_.poison(name == "x_nhwc" ? "x_nhwc_scratch" : name, *ref_, s);
+      bufs_.poison(name == "x_nhwc" || name == "w_krsc" ? name + "_scratch" : name, *ref_, s);
     }
     execute(l, false);
     sync_or_lose(l.variant.name);
@@ -325,13 +324,15 @@ Session::Sample Session::time_once(Loaded& l) {
   flush_l2_if_needed(l);
   execute(l, true);
   events_[l.variant.plan.size()].synchronize();
+  // Untimed steps (one-time parameter transforms, e.g. filters to KRSC) run but don't count.
   Sample smp;
   const auto& plan = l.variant.plan;
-  size_t first = 0;
-  while (first < plan.size() && !plan[first].timed) ++first;
-  smp.total_ms = gpu::Event::elapsed_ms(events_[first], events_[plan.size()]);
-  for (size_t i = first; i < plan.size(); ++i)
-    if (plan[i].kind == codegen::StepKind::kernel) smp.kernel_ms += gpu::Event::elapsed_ms(events_[i], events_[i + 1]);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!plan[i].timed) continue;
+    const double t = gpu::Event::elapsed_ms(events_[i], events_[i + 1]);
+    smp.total_ms += t;
+    if (plan[i].kind == codegen::StepKind::kernel) smp.kernel_ms += t;
+  }
   return smp;
 }
 

@@ -53,6 +53,25 @@ int run_order(const codegen::Variant& v) {
   return 2;
 }
 
+// Evenly spaced variants of each design (name up to its parameters, e.g. "epilogue.nchw"),
+// the first and last always among them: the extremes of each parameter range get run.
+std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all, int per_design) {
+  if (per_design <= 0) return all;
+  auto design = [](const codegen::Variant& v) {
+    const auto dot = v.name.find('.', v.name.find('.') + 1);
+    return v.name.substr(0, dot);
+  };
+  std::vector<codegen::Variant> out;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    while (j < all.size() && design(all[j]) == design(all[i])) ++j;
+    const size_t n = j - i, keep = std::min(n, size_t(per_design));
+    for (size_t t = 0; t < keep; ++t) out.push_back(all[i + (keep == 1 ? 0 : t * (n - 1) / (keep - 1))]);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 double speedup(const TuneReport& r, size_t baseline_index, size_t i) {
@@ -90,7 +109,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   codegen::GenerateOptions gen;
   gen.problem_text = rep.problem;
   (void)opt.plant;  // planted variants: wired in with codegen/planted
-  const auto variants = codegen::generate_variants(problem, limits, gen);
+  const auto variants = sample_variants(codegen::generate_variants(problem, limits, gen), opt.max_variants);
   CompileAllOptions copts;
   copts.arch = limits.arch_flag();
   copts.strict_fp32 = opt.math == "fp32";
@@ -144,6 +163,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
     else policy = {{"mode", "fp32"}};  // no baseline error measured: hold to the fp32 tolerance
 
     nlohmann::json req = {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"verify", policy}, {"time", true}};
+    if (opt.quick) req["timing"] = {{"min_reps", 3}, {"max_reps", 5}, {"max_seconds", 0.2}};
     if (!r.compile.cubin.empty()) req["cubin_path"] = (tmp.path() / fmt::format("{}.cubin", i)).string();
     nlohmann::json reply;
     bool restart = false;
@@ -205,7 +225,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   if (rep.unfused) finalists.push_back(*rep.unfused);
   if (rep.cudnn) finalists.push_back(*rep.cudnn);
 
-  if (finalists.size() > 1) {
+  if (finalists.size() > 1 && !opt.quick) {
     progress("re-timing finalists interleaved", 0, 1, "");
     nlohmann::json names = nlohmann::json::array();
     for (size_t i : finalists) names.push_back(rep.results[i].variant.name);

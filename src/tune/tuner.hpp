@@ -22,6 +22,8 @@ struct TuneOptions {
   double variant_timeout_s = 60;  // per request to the worker; a hang past it is `timeout`
   std::string worker_exe = "/proc/self/exe";
   std::string plant;              // test-only: planted variants (wrong|fault|hang), see codegen/planted
+  int max_variants = 0;           // >0: an evenly spaced sample of each design's variants (tests)
+  bool quick = false;             // few timing repetitions: for correctness runs, not for numbers
   std::function<void(const std::string& phase, size_t done, size_t total, const std::string& detail)> progress;
 };
 

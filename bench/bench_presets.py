@@ -1,0 +1,130 @@
+"""Side by side on one GPU, same inputs (torch.rand): PyTorch eager, torch.compile
+(max-autotune-no-cudagraphs) and fusetune's tuned winner, for the KernelBench presets.
+
+    python3 bench/bench_presets.py --fusetune build/fusetune [--math tf32|fp32] [--json-dir DIR]
+
+Runs `fusetune tune --preset P --json F` (or reads F if given with --reuse), replays the winner
+from PyTorch (bench/fusetune_replay.py) on the same inputs as the PyTorch models, checks its
+output against eager's, and prints a markdown table of medians and ratios.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import triton.testing
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fusetune_replay import Replay  # noqa: E402
+
+
+class Model31(nn.Module):  # KernelBench level 2, problem 31: Conv2d_Min_Add_Multiply
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 128, 3)
+        self.constant_value = 0.5
+        self.bias = nn.Parameter(torch.randn(128, 1, 1))
+        self.scaling_factor = 2.0
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = torch.min(x, torch.tensor(self.constant_value, device=x.device))
+        x = x + self.bias
+        return x * self.scaling_factor
+
+    def chan(self):
+        return torch.cat([self.conv.bias.detach(), self.bias.detach().flatten()])
+
+
+class Model32(nn.Module):  # KernelBench level 2, problem 32: Conv2d_Scaling_Min
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 128, 3)
+        self.scale_factor = 2.0
+
+    def forward(self, x):
+        x = self.conv(x) * self.scale_factor
+        return torch.min(x, dim=1, keepdim=True)[0]
+
+    def chan(self):
+        return self.conv.bias.detach().clone()
+
+
+PRESETS = {
+    "kernelbench-31": (Model31, (128, 64, 128, 128)),
+    "kernelbench-32": (Model32, (64, 64, 256, 256)),
+}
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fusetune", default="build/fusetune")
+    ap.add_argument("--math", default="tf32", choices=["tf32", "fp32"])
+    ap.add_argument("--json-dir", default=".")
+    ap.add_argument("--reuse", action="store_true", help="read existing tune JSON instead of tuning")
+    ap.add_argument("--presets", default="kernelbench-31,kernelbench-32")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = ap.parse_args()
+
+    tf32 = args.math == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for preset in args.presets.split(","):
+        model_cls, shape = PRESETS[preset]
+        torch.manual_seed(0)
+        model = model_cls().cuda().eval()
+        x = torch.rand(*shape, device="cuda")
+        json_path = os.path.join(args.json_dir, f"tune-{preset}-{args.math}.json")
+        if not (args.reuse and os.path.exists(json_path)):
+            t0 = time.time()
+            subprocess.run([args.fusetune, "tune", "--preset", preset, "--math", args.math, "--json", json_path],
+                           check=True, stdout=subprocess.DEVNULL)
+            print(f"{preset}: fusetune tune took {time.time() - t0:.0f} s", file=sys.stderr)
+        report = json.load(open(json_path))
+        win = report["winner"]
+        replay = Replay(win["variant"], model.conv, model.chan())
+
+        with torch.no_grad():
+            ref = model(x)
+            got = replay(x)
+            torch.cuda.synchronize()
+            err = (got.float() - ref).abs()
+            rel_l2 = (torch.linalg.vector_norm(got.double() - ref.double()) / torch.linalg.vector_norm(ref.double())).item()
+            tol_ok = bool(torch.all(err <= 1e-2 + 1e-2 * ref.abs()).item()) if tf32 else \
+                bool(torch.all(err <= 1e-4 + 1e-4 * ref.abs()).item())
+            t_eager = bench(lambda: model(x))
+            t_fuse = bench(lambda: replay(x))
+            t_comp = float("nan")
+            if not args.no_compile:
+                t0 = time.time()
+                compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
+                compiled(x)
+                torch.cuda.synchronize()
+                print(f"{preset}: torch.compile took {time.time() - t0:.0f} s", file=sys.stderr)
+                t_comp = bench(lambda: compiled(x))
+            t_eager2 = bench(lambda: model(x))  # eager again: drift check
+        rows.append((preset, t_eager, t_eager2, t_comp, t_fuse, win["time_ms"]["median"], win["name"],
+                     err.max().item(), rel_l2, tol_ok))
+
+    print(f"\n| preset ({args.math}) | eager ms | torch.compile ms | fusetune (replayed from PyTorch) ms | "
+          f"fusetune (own timing) ms | vs eager | vs compile | winner | max abs diff vs eager | rel L2 | match |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for p, te, te2, tc, tf, town, name, mx, rl2, ok in rows:
+        print(f"| {p} | {te:.3f} ({te2:.3f}) | {tc:.3f} | {tf:.3f} | {town:.3f} | {te / tf:.2f}x | {tc / tf:.2f}x | "
+              f"{name} | {mx:.2e} | {rl2:.2e} | {'yes' if ok else 'NO'} |")
+    if not all(r[-1] for r in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+// The command line as users and scripts see it: exit codes, one-line errors, JSON output.
+// Runs the built binary; GPU-free (on a GPU machine the no-driver cases are skipped).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpu/driver_api.hpp"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Run run(const std::string& args) {
+  const std::string err_file = testing::TempDir() + "cli_test_stderr.txt";
+  const std::string cmd = std::string(FUSETUNE_BINARY) + " " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    fclose(f);
+  }
+  return r;
+}
+
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+constexpr const char* kSmall = "'conv2d(n=1,c=4,h=9,w=7,k=3,r=3,pad=1) | relu | add(param[k])'";
+
+TEST(Cli, HelpExitsZero) {
+  auto r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("compile"), std::string::npos);
+  EXPECT_NE(r.out.find("tune"), std::string::npos);
+}
+
+TEST(Cli, BadSpecIsOneLineExit2) {
+  auto r = run("compile 'conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | rleu'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("column 35"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'relu'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownPresetUnknownFlagAndBothInputsExit2) {
+  for (const char* args : {"compile --preset kernelbench-99", "compile --preset kernelbench-31 --bogus",
+                           "tune --preset kernelbench-31 'conv2d(n=1,c=1,h=3,w=3,k=1,r=1)'",
+                           "compile --preset kernelbench-31 --arch sm_12", "tune --preset kernelbench-31 --math fp16",
+                           "compile", "frobnicate"}) {
+    auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
+  }
+}
+
+TEST(Cli, CompileJsonEveryVariantOk) {
+  auto r = run(std::string("compile ") + kSmall + " --json --arch sm_90");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "fusetune.compile/1");
+  EXPECT_EQ(j["arch"], "sm_90");
+  ASSERT_GT(j["variants"].size(), 4u);
+  for (const auto& v : j["variants"]) {
+    EXPECT_EQ(v["status"], "ok") << v.dump();
+    EXPECT_EQ(v["spill_stores"], 0) << v.dump();
+  }
+  EXPECT_EQ(j["summary"]["failed"], 0);
+}
+
+TEST(Cli, CompileTableNamesEveryCandidate) {
+  auto r = run(std::string("compile ") + kSmall + " --arch sm_80");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* c : {"unfused", "cudnn", "epilogue"}) EXPECT_NE(r.out.find(c), std::string::npos) << c;
+  EXPECT_NE(r.out.find("0 failed"), std::string::npos);
+}
+
+TEST(Cli, GpuCommandsWithoutDriverExit3) {
+  std::string why;
+  if (fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "a GPU driver is present: the no-GPU path can't be shown here";
+  for (const char* args : {"tune --preset kernelbench-31", "devices", "devices --json"}) {
+    auto r = run(args);
+    EXPECT_EQ(r.code, 3) << args;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("no NVIDIA driver"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(Cli, BadSpecBeatsMissingGpu) {
+  // Input is checked before the GPU: a bad spec is exit 2 even on a machine without one.
+  auto r = run("tune 'conv2d(n=0,c=1,h=3,w=3,k=1,r=1)'");
+  EXPECT_EQ(r.code, 2) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,133 @@
+// `tune` end to end on a GPU, on awkward shapes: every candidate must verify against the
+// float64 reference, and planted bad variants must be caught and survived. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpu/driver_api.hpp"
+#include "spec/parser.hpp"
+#include "tune/tuner.hpp"
+
+namespace {
+
+using fusetune::tune::Status;
+
+class GpuTune : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  }
+  static fusetune::tune::TuneReport tune(const std::string& spec, const std::string& math = "tf32",
+                                         const std::string& plant = "", double timeout_s = 60) {
+    fusetune::tune::TuneOptions o;
+    o.math = math;
+    o.worker_exe = FUSETUNE_BINARY;
+    o.max_variants = 3;
+    o.quick = true;
+    o.plant = plant;
+    o.variant_timeout_s = timeout_s;
+    return fusetune::tune::run_tune(fusetune::spec::parse(spec), o);
+  }
+  static void expect_all_verified(const fusetune::tune::TuneReport& r) {
+    ASSERT_FALSE(r.results.empty());
+    for (const auto& v : r.results)
+      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
+    EXPECT_TRUE(r.winner.has_value());
+    EXPECT_TRUE(r.unfused.has_value());
+    EXPECT_TRUE(r.cudnn.has_value());
+  }
+};
+
+// Shapes that break naive indexing: W=7, K=3, C=1, N=1, stride 2, pad 1, dilation 2, odd sizes.
+TEST_F(GpuTune, AwkwardPointwiseShapes) {
+  for (const char* spec : {
+           "conv2d(n=1,c=1,h=9,w=7,k=3,r=3,stride=2,pad=1,dilation=2) | min(0.5) | add(param[k]) | mul(2)",
+           "conv2d(n=3,c=5,h=13,w=7,k=3,r=3,pad=1) | relu | sub(param[k]) | div(3)",
+           "conv2d(n=2,c=8,h=16,w=16,k=16,r=1,bias=false) | clamp(-0.2,0.2) | rsub(1)",
+           "conv2d(n=2,c=3,h=10,w=9,k=7,r=3,s=2,stride=2x1,pad=1x0) | leaky_relu(0.1) | max(param[k])",
+       }) {
+    SCOPED_TRACE(spec);
+    expect_all_verified(tune(spec));
+  }
+}
+
+TEST_F(GpuTune, EveryOp) {
+  for (const char* spec : {
+           "conv2d(n=2,c=4,h=9,w=7,k=6,r=3) | add(0.25) | sub(param[k]) | rsub(0.5) | mul(param[k]) | div(1.5) | "
+           "rdiv(3) | min(2) | max(-2)",
+           "conv2d(n=2,c=4,h=9,w=7,k=6,r=3) | gelu | gelu_tanh | tanh | sigmoid | silu | mish",
+           "conv2d(n=2,c=4,h=9,w=7,k=6,r=3) | hardswish | hardsigmoid | hardtanh | softplus | relu",
+           "conv2d(n=2,c=4,h=9,w=7,k=6,r=3) | exp | abs | neg | square | neg | abs | sqrt | add(0.5) | log",
+           "conv2d(n=2,c=4,h=9,w=7,k=6,r=3) | softplus(2,5) | hardtanh(-0.3,0.3) | leaky_relu",
+       }) {
+    SCOPED_TRACE(spec);
+    expect_all_verified(tune(spec));
+  }
+}
+
+TEST_F(GpuTune, EveryReduction) {
+  for (const char* spec : {
+           "conv2d(n=2,c=3,h=9,w=7,k=5,r=3) | mul(2) | reduce_min(channel)",
+           "conv2d(n=1,c=1,h=8,w=8,k=3,r=3,pad=1) | add(param[k]) | reduce_max | sigmoid",
+           "conv2d(n=2,c=4,h=12,w=12,k=33,r=3,stride=2) | relu | reduce_sum | mul(0.5)",
+           "conv2d(n=2,c=4,h=10,w=7,k=64,r=3,dilation=2) | tanh | reduce_mean | add(1) | sqrt",
+       }) {
+    SCOPED_TRACE(spec);
+    expect_all_verified(tune(spec));
+  }
+}
+
+TEST_F(GpuTune, LayoutsAndStrictFp32) {
+  expect_all_verified(tune("conv2d(n=2,c=8,h=12,w=12,k=16,r=3,in=nhwc) | min(0.5) | add(param[k])"));
+  expect_all_verified(tune("conv2d(n=2,c=8,h=12,w=12,k=16,r=3,in=nhwc,out=nhwc) | relu | reduce_min"));
+  expect_all_verified(tune("conv2d(n=2,c=8,h=12,w=12,k=16,r=3,out=any) | mul(2) | hardswish"));
+  expect_all_verified(tune("conv2d(n=2,c=8,h=12,w=11,k=16,r=3) | min(0.5) | add(param[k]) | mul(2)", "fp32"));
+  expect_all_verified(tune("conv2d(n=2,c=8,h=12,w=11,k=16,r=3) | mul(2) | reduce_min", "fp32"));
+}
+
+// A planted off-by-one channel index must fail verification; the real variants still win.
+TEST_F(GpuTune, PlantedWrongVariantIsRejected) {
+  for (const char* spec : {"conv2d(n=2,c=4,h=12,w=12,k=8,r=3) | min(0.5) | add(param[k]) | mul(2)",
+                           "conv2d(n=2,c=4,h=12,w=12,k=8,r=3) | mul(2) | reduce_min"}) {
+    auto r = tune(spec, "tf32", "wrong");
+    size_t planted = 0;
+    for (const auto& v : r.results) {
+      if (v.variant.name.find("planted") == std::string::npos) {
+        EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+        continue;
+      }
+      ++planted;
+      EXPECT_EQ(v.status, Status::wrong_result) << v.variant.name;
+      EXPECT_FALSE(v.reason.empty());
+    }
+    EXPECT_GE(planted, 1u);
+    ASSERT_TRUE(r.winner.has_value());
+    EXPECT_EQ(r.results[*r.winner].variant.name.find("planted"), std::string::npos);
+  }
+}
+
+// A faulting variant (illegal address) and a hanging one are recorded; the run goes on in a
+// fresh worker and still finds a verified winner.
+TEST_F(GpuTune, PlantedFaultAndHangAreSurvived) {
+  auto r = tune("conv2d(n=2,c=4,h=12,w=12,k=8,r=3) | min(0.5) | add(param[k]) | mul(2)", "tf32", "fault,hang", 8);
+  bool saw_fault = false, saw_hang = false;
+  for (const auto& v : r.results) {
+    if (v.variant.name.find("planted-fault") != std::string::npos) {
+      saw_fault = true;
+      EXPECT_EQ(v.status, Status::faulted) << v.reason;
+      EXPECT_NE(v.reason.find("ILLEGAL_ADDRESS"), std::string::npos) << v.reason;
+    } else if (v.variant.name.find("planted-hang") != std::string::npos) {
+      saw_hang = true;
+      EXPECT_EQ(v.status, Status::timeout) << v.reason;
+    } else {
+      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+    }
+  }
+  EXPECT_TRUE(saw_fault);
+  EXPECT_TRUE(saw_hang);
+  EXPECT_GE(r.worker_restarts, 2);
+  EXPECT_TRUE(r.winner.has_value());
+}
+
+}  // namespace
