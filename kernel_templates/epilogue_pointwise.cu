@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(FT_BLOCK)
 #endif
 #pragma unroll
       for (int j = 0; j < FT_VEC; ++j) {
-        const int k = FT_LAYOUT ? k0 + j : k0;
+        const int k = FT_CHAN_K(FT_LAYOUT ? k0 + j : k0);
         float x = v[e].e[j];
 #if FT_HAS_BIAS
         x += chan[k];  // the conv bias: chan[0 .. K)

@@ -32,7 +32,8 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 // The epilogue as the transpose's element function: source column = channel.
 struct ft_epilogue_nhwc_fn {
   const float* __restrict__ chan;
-  __device__ __forceinline__ float operator()(float v, int /*pq*/, int k) const {
+  __device__ __forceinline__ float operator()(float v, int /*pq*/, int channel) const {
+    const int k = FT_CHAN_K(channel);
 #if FT_HAS_BIAS
     v += chan[k];  // the conv bias: chan[0 .. K)
 #endif

@@ -40,7 +40,8 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 
 // Folds one loaded vector (FT_VEC pixels of channel k) into the thread's accumulators.
 __device__ __forceinline__ void ft_reduce_channel(float (&acc)[FT_VEC], const ft_frag<FT_VEC>& v,
-                                                  int k, const float* __restrict__ cv) {
+                                                  int channel, const float* __restrict__ cv) {
+  const int k = FT_CHAN_K(channel);
 #pragma unroll
   for (int j = 0; j < FT_VEC; ++j) {
     float x = v.e[j];

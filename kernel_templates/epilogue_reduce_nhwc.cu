@@ -44,10 +44,11 @@ __device__ __forceinline__ float ft_reduce_vector(float acc, const ft_frag<FT_VE
 #pragma unroll
   for (int j = 0; j < FT_VEC; ++j) {
     float x = v.e[j];
+    const int k = FT_CHAN_K(k0 + j);
 #if FT_HAS_BIAS
-    x += cv[k0 + j];  // the conv bias: chan[0 .. K)
+    x += cv[k];  // the conv bias: chan[0 .. K)
 #endif
-    acc = ft_reduce_step(acc, ft_chain_pre(x, k0 + j, cv));
+    acc = ft_reduce_step(acc, ft_chain_pre(x, k, cv));
   }
   return acc;
 }

@@ -14,6 +14,18 @@ typedef long long ft_index;
 typedef int ft_index;
 #endif
 
+// Test-only: `tune`'s planted-variant switch (FUSETUNE_TEST_PLANT=wrong, codegen/planted.cpp)
+// sets this to 1 so a kernel reads the per-channel values of the next channel: an off-by-one
+// channel index that verification must reject. Real variants never define it.
+#ifndef FT_PLANT_CHANNEL_SHIFT
+#define FT_PLANT_CHANNEL_SHIFT 0
+#endif
+#if FT_PLANT_CHANNEL_SHIFT
+#define FT_CHAN_K(k) (((k) + FT_PLANT_CHANNEL_SHIFT) % FT_K)
+#else
+#define FT_CHAN_K(k) (k)
+#endif
+
 // ---- vectors -------------------------------------------------------------------------------
 // ft_vec_type<V>::type is the CUDA vector type of V floats (1 -> float, 2 -> float2,
 // 4 -> float4); loads and stores through it compile to one 4-, 8- or 16-byte access.

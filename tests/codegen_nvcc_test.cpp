@@ -92,7 +92,7 @@ struct Compiled {
 };
 
 // Compiles every variant with NVRTC on two threads (the machine's cores).
-std::vector<Compiled> compile_all(const std::vector<Variant>& variants) {
+std::vector<Compiled> compile_all(const std::vector<Variant>& variants, bool strict_fp32) {
   std::vector<const Variant*> todo;
   for (const auto& v : variants) {
     if (!v.source.empty()) todo.push_back(&v);
@@ -103,6 +103,7 @@ std::vector<Compiled> compile_all(const std::vector<Variant>& variants) {
     for (size_t i = next++; i < todo.size(); i = next++) {
       gpu::CompileOptions opt;
       opt.arch = "sm_90";
+      opt.strict_fp32 = strict_fp32;
       out[i] = Compiled{todo[i]->name, gpu::compile_cuda(todo[i]->source, todo[i]->name + ".cu", opt)};
     }
   };
@@ -113,9 +114,9 @@ std::vector<Compiled> compile_all(const std::vector<Variant>& variants) {
   return out;
 }
 
-void expect_all_compile(const std::vector<Variant>& variants, const std::string& what) {
+void expect_all_compile(const std::vector<Variant>& variants, const std::string& what, bool strict_fp32 = false) {
   const auto start = std::chrono::steady_clock::now();
-  const auto results = compile_all(variants);
+  const auto results = compile_all(variants, strict_fp32);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int max_regs = 0;
   for (const auto& c : results) {
@@ -142,6 +143,7 @@ TEST(Nvrtc, EveryAwkwardVariantCompilesWithoutSpills) {
     for (auto& v : generate_variants(p, gpu::DeviceLimits{})) all.push_back(std::move(v));
   }
   expect_all_compile(all, "awkward shapes");
+  expect_all_compile(all, "awkward shapes, --math fp32", true);
 }
 
 }  // namespace

@@ -117,6 +117,12 @@ TEST(RenderOp, OptionalOperandsTakePyTorchDefaults) {
   EXPECT_THROW((void)render_op_expr(op(OpKind::clamp, {scalar(0.0)}), "v", chan), InputError);
 }
 
+TEST(OpText, ShortestNumbers) {
+  EXPECT_EQ(op_text(op(OpKind::mul, {scalar(0.1)})), "mul(0.1)");
+  EXPECT_EQ(op_text(op(OpKind::clamp, {scalar(-1.0), param(2)})), "clamp(-1, param[2])");
+  EXPECT_EQ(op_text(op(OpKind::relu)), "relu");
+}
+
 TEST(RenderChain, OneAssignmentPerOpWithItsText) {
   const ChanLayout chan{128, true};
   const std::string fn = render_chain_function(

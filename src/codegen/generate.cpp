@@ -3,6 +3,7 @@
 #include <set>
 
 #include "codegen/generate_parts.hpp"
+#include "codegen/planted.hpp"
 #include "common/error.hpp"
 
 namespace fusetune::codegen {
@@ -39,6 +40,7 @@ std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::
   std::vector<Variant> all = generate_unfused(problem, s, options);
   for (auto& v : generate_cudnn(problem, s, options)) all.push_back(std::move(v));
   for (auto& v : generate_epilogue(problem, s, limits, options)) all.push_back(std::move(v));
+  for (auto& v : planted_variants(all, options.plant)) all.push_back(std::move(v));
 
   // Names are the variants' identity everywhere (database, CLI): a clash is a codegen bug.
   std::set<std::string> names;

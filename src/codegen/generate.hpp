@@ -21,6 +21,8 @@ struct GenerateOptions {
   bool channels_last = true;
   // The problem's canonical spec, printed in each source's header comment ("" leaves it out).
   std::string problem_text;
+  // TEST-ONLY: append planted bad variants ("wrong,fault,hang"; see codegen/planted.hpp).
+  std::string plant;
 };
 
 // Throws InputError for a problem codegen cannot express (a per-channel operand after the

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "common/error.hpp"
@@ -24,6 +25,16 @@ std::string operand(const spec::Op& op, size_t i, const ChanLayout& chan) {
 
 std::string operand_or(const spec::Op& op, size_t i, double fallback, const ChanLayout& chan) {
   return i < op.args.size() ? render_operand(op.args[i], chan) : fp32_literal(fallback);
+}
+
+// The shortest decimal that reads back as the same double ("0.1", not "0.10000000000000001").
+std::string shortest_double(double value) {
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, value);
+    if (std::strtod(buf, nullptr) == value) break;
+  }
+  return buf;
 }
 
 std::string call(std::string_view fn, const std::string& v) { return std::string(fn) + "(" + v + ")"; }
@@ -104,9 +115,7 @@ std::string op_text(const spec::Op& op) {
     if (a.per_channel) {
       s += "param[" + std::to_string(a.param_index) + "]";
     } else {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", a.value);
-      s += buf;
+      s += shortest_double(a.value);
     }
   }
   return s + ')';

@@ -108,7 +108,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   // 2. Generate and compile everything (threads, no GPU needed).
   codegen::GenerateOptions gen;
   gen.problem_text = rep.problem;
-  (void)opt.plant;  // planted variants: wired in with codegen/planted
+  gen.plant = opt.plant;
   const auto variants = sample_variants(codegen::generate_variants(problem, limits, gen), opt.max_variants);
   CompileAllOptions copts;
   copts.arch = limits.arch_flag();
