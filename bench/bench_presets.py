@@ -92,7 +92,7 @@ def main():
             print(f"{preset}: fusetune tune took {time.time() - t0:.0f} s", file=sys.stderr)
         report = json.load(open(json_path))
         win = report["winner"]
-        replay = Replay(win["variant"], model.conv, model.chan())
+        replay = Replay(win["variant"], model.conv, model.chan(), 1 if preset == "kernelbench-32" else 128)
 
         with torch.no_grad():
             ref = model(x)

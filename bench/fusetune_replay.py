@@ -10,9 +10,11 @@ import torch.nn.functional as F
 
 
 class Replay:
-    def __init__(self, variant, conv, chan):
-        """variant: dict; conv: nn.Conv2d (weights); chan: 1-D float tensor [bias][param0]..."""
+    def __init__(self, variant, conv, chan, out_channels):
+        """variant: dict; conv: nn.Conv2d (weights); chan: 1-D float tensor [bias][param0]...;
+        out_channels: channels of the problem's output (1 after a channel reduction)."""
         self.v = variant
+        self.out_channels = out_channels
         self.conv = conv
         self.chan = chan.contiguous()
         self.fns = {}
@@ -38,7 +40,7 @@ class Replay:
         n, c, h, w_ = x.shape
         k = self.conv.out_channels
         bufs = {"x": x, "w": self.w, "w_krsc": self.w_krsc, "chan": self.chan}
-        stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+        stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)  # noqa: deprecated name, still works
         y_shape = None
         for st in self.v["plan"]:
             if st["kind"] == "cudnn_conv":
@@ -70,7 +72,7 @@ class Replay:
                     self.fns[st["kernel"]](tuple(st["grid"]), tuple(st["block"]), tuple(ptrs), shared_mem=st["smem"])
         out = bufs[self.v["output_buffer"]]
         p, q = y_shape[1][2], y_shape[1][3]
-        cout = out.numel() // (n * p * q)
+        cout = self.out_channels
         if self.v["output_layout"] == "nhwc":
             return out[: n * p * q * cout].view(n, p, q, cout).permute(0, 3, 1, 2)
         return out[: n * cout * p * q].view(n, cout, p, q)
@@ -81,4 +83,6 @@ class Replay:
         if name == "w_krsc":
             return self.w_krsc.numel()
         ys = y_shape[1]
+        if name == "out":  # the problem's output: (N, out_channels, P, Q)
+            return ys[0] * self.out_channels * ys[2] * ys[3]
         return ys[0] * ys[1] * ys[2] * ys[3]

@@ -39,8 +39,11 @@ if want tune; then
 fi
 
 if want bench; then
-  echo "== bench"
-  PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$OUT" --reuse \
-    ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.md" | tail -12 || rc=1
+  # Reuses the tune JSON of this run (or one copied into $OUT) for the winner's variant.
+  for math in ${BENCH_MATHS:-tf32}; do
+    echo "== bench $math"
+    PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$OUT" --reuse \
+      --math "$math" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench-$math.md" | tail -12 || rc=1
+  done
 fi
 exit $rc

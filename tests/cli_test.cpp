@@ -2,6 +2,7 @@
 // Runs the built binary; GPU-free (on a GPU machine the no-driver cases are skipped).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -19,7 +20,10 @@ struct Run {
 };
 
 Run run(const std::string& args) {
-  const std::string err_file = testing::TempDir() + "cli_test_stderr.txt";
+  // ctest runs this file's tests as parallel processes: one stderr file per process and call.
+  static int calls = 0;
+  const std::string err_file =
+      testing::TempDir() + "cli_test_stderr." + std::to_string(getpid()) + "." + std::to_string(calls++) + ".txt";
   const std::string cmd = std::string(FUSETUNE_BINARY) + " " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -32,6 +36,7 @@ Run run(const std::string& args) {
     while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
     fclose(f);
   }
+  std::remove(err_file.c_str());
   return r;
 }
 

@@ -259,23 +259,26 @@ TEST(Plans, Preset32ReducesIntoOut) {
 
 TEST(Plans, UnfusedPingPongsLikeEager) {
   const auto all = generate_variants(preset31(), h200());
+  // conv (no bias) | bias add | min | add(param) | mul: like eager's conv, output.add_(bias), ops.
   const Variant& v = named(all, "unfused.nchw");
-  ASSERT_EQ(v.plan.size(), 4u);
+  ASSERT_EQ(v.plan.size(), 5u);
   EXPECT_EQ(v.plan[0].kind, StepKind::cudnn_conv);
-  EXPECT_TRUE(v.plan[0].with_bias);
+  EXPECT_FALSE(v.plan[0].with_bias);
   EXPECT_EQ(v.plan[1].args, (std::vector<std::string>{"y", "tmp0", "chan"}));
   EXPECT_EQ(v.plan[2].args, (std::vector<std::string>{"tmp0", "tmp1", "chan"}));
-  EXPECT_EQ(v.plan[3].args, (std::vector<std::string>{"tmp1", "out", "chan"}));
-  EXPECT_EQ(v.plan[3].kernel_name, "ft_op2");
+  EXPECT_EQ(v.plan[3].args, (std::vector<std::string>{"tmp1", "tmp0", "chan"}));
+  EXPECT_EQ(v.plan[4].args, (std::vector<std::string>{"tmp0", "out", "chan"}));
+  EXPECT_EQ(v.plan[4].kernel_name, "ft_op3");
   EXPECT_EQ(v.output_buffer, "out");
+  EXPECT_NE(v.source.find("return v + chan[k];  // the conv bias"), std::string::npos);
   EXPECT_NE(v.source.find("FT_DEFINE_UNFUSED_ELEMENTWISE(ft_op1, ft_apply_op1, FT_K, 4)"), std::string::npos);
 
   const auto r = generate_variants(preset32(), h200());
   const Variant& u = named(r, "unfused.nchw");
-  ASSERT_EQ(u.plan.size(), 3u);
-  EXPECT_EQ(u.plan[2].kernel_name, "ft_op1");
-  EXPECT_EQ(u.plan[2].args, (std::vector<std::string>{"tmp0", "out", "chan"}));
-  EXPECT_EQ(u.plan[2].launch.grid[0], uint32_t((64 * 254 * 254 + 255) / 256));
+  ASSERT_EQ(u.plan.size(), 4u);
+  EXPECT_EQ(u.plan[3].kernel_name, "ft_op2");
+  EXPECT_EQ(u.plan[3].args, (std::vector<std::string>{"tmp1", "out", "chan"}));
+  EXPECT_EQ(u.plan[3].launch.grid[0], uint32_t((64 * 254 * 254 + 255) / 256));
 }
 
 TEST(Plans, CudnnFloorsHaveNoBias) {
