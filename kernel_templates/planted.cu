@@ -19,3 +19,15 @@ extern "C" __global__ void ft_planted_hang(const float* in, float* out, const fl
   }
   out[threadIdx.x] = 0.0f;
 }
+
+// Burns about 10 ms (2e7 cycles at ~2 GHz) and writes nothing: appended to a stored winner's
+// plan by `smoke` under FUSETUNE_TEST_STALE, it makes the winner slow but still correct, so
+// the smoke test's "still beats the baselines" check must fail.
+extern "C" __global__ void ft_planted_delay(const float* in, float* out, const float* chan) {
+  (void)in;
+  (void)out;
+  (void)chan;
+  const long long start = clock64();
+  while (clock64() - start < 20000000ll) {
+  }
+}

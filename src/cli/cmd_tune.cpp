@@ -10,6 +10,9 @@
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "common/error.hpp"
+#include "db/database.hpp"
+#include "spec/canonical.hpp"
+#include "tune/db_bridge.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/presets.hpp"
 #include "tune/report_json.hpp"
@@ -98,19 +101,26 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--math", args.math, "tf32 (default, PyTorch's cuDNN default) | fp32 (strict IEEE products)")
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
-  cmd->add_option("--strategy", args.strategy, "exhaustive (every variant)")
-      ->check(CLI::IsMember({"exhaustive"}))
+  cmd->add_option("--strategy", args.strategy, "exhaustive (every variant) | random (--budget variants)")
+      ->check(CLI::IsMember({"exhaustive", "random"}))
       ->capture_default_str();
+  cmd->add_option("--budget", args.budget, "random: how many generated variants to run")->check(CLI::PositiveNumber);
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
   cmd->add_option("--device", args.device, "GPU ordinal")->capture_default_str();
   cmd->add_option("--json", args.json_file, "also write the full report as JSON to this file");
   cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
       ->capture_default_str();
+  cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
+  cmd->add_flag("--force", args.force, "re-tune even when a winner is stored for this GPU and software");
+  cmd->add_option("--top-k", args.top_k, "variants re-verified when only driver/NVRTC/cuDNN versions changed")
+      ->capture_default_str();
 }
 
 int run_tune(const TuneArgs& args) {
   const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
-  // Say "no GPU" before any work when there is no driver at all (exit 3, one line).
+  // Input first, then the database (a bad file is exit 2), then the GPU (exit 3).
+  const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
+  db::Database database = db::Database::open(db_path);
   std::string why;
   if (!gpu::driver_available(&why)) throw NoGpuError(why);
 
@@ -119,6 +129,8 @@ int run_tune(const TuneArgs& args) {
   opt.device = args.device;
   opt.jobs = args.jobs;
   opt.variant_timeout_s = args.timeout_s;
+  opt.strategy = args.strategy;
+  opt.budget = args.budget;
   if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
   Progress progress("tune", 0);
   std::string last_phase;
@@ -129,8 +141,65 @@ int run_tune(const TuneArgs& args) {
     }
     if (done > 0) progress.step(detail);
   };
+
+  // The database decides, once the device is known: a stored winner for this exact
+  // environment answers at once; results from the same GPU under other driver/NVRTC/cuDNN
+  // versions narrow the run to their top-k.
+  db::Environment env;
+  std::optional<db::WinnerRecord> stored;
+  std::string narrowed;
+  const std::string key = spec::problem_key(problem);
+  opt.on_device = [&](const nlohmann::json& device) {
+    env = tune::environment_from_device(device);
+    tune::TuneDecision d;
+    if (!args.force) {
+      stored = database.winner(key, args.math, env.fingerprint());
+      if (stored) {
+        d.stop = true;
+        return d;
+      }
+      for (const auto& r : database.top_results(key, args.math, env.hardware_fingerprint(), args.top_k))
+        d.only.insert(r.variant_name);
+      if (!d.only.empty())
+        narrowed = fmt::format("same GPU under other driver/NVRTC/cuDNN versions: re-verifying and re-timing its top {}",
+                               d.only.size());
+    }
+    return d;
+  };
+  opt.on_batch = [&](const tune::TuneReport& rep, const std::vector<size_t>& batch) {
+    std::vector<db::ResultRecord> records;
+    for (size_t i : batch) records.push_back(tune::result_record(rep, i));
+    database.write_results(env, records);  // one transaction per batch
+  };
+
   const auto rep = tune::run_tune(problem, opt);
+  if (rep.stopped) {
+    const auto& w = *stored;
+    fmt::print("problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
+               "  {} ({})  {:.3f} ms median  {:.2f}x vs unfused {:.3f} ms  {:.2f}x vs cudnn conv alone {:.3f} ms\n"
+               "(fusetune tune --force re-tunes; fusetune query shows every result)\n",
+               w.canonical, w.problem_key, w.env.gpu_name, w.created_at, w.shipped ? ", shipped" : "", w.variant_name,
+               w.candidate, w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
+               w.cudnn_median_ms);
+    if (!args.json_file.empty()) {
+      std::ofstream f(args.json_file);
+      if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
+      f << nlohmann::json{{"schema", "fusetune.tune/1"}, {"problem", w.canonical}, {"key", w.problem_key},
+                          {"math", w.math}, {"stored", true},
+                          {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
+                                      {"time_ms", {{"median", w.time_median_ms}}},
+                                      {"speedup_vs_unfused", w.speedup_vs_unfused()},
+                                      {"speedup_vs_cudnn", w.speedup_vs_cudnn()},
+                                      {"variant", nlohmann::json::parse(w.variant_json)}}}}
+                .dump(2)
+        << "\n";
+    }
+    return int(ExitCode::ok);
+  }
+  if (!narrowed.empty()) fmt::print("note: {}\n", narrowed);
   print_report(rep);
+  if (rep.winner) database.write_winner(tune::winner_record(rep, env));
+  fmt::print("database {}\n", db_path);
   if (!args.json_file.empty()) {
     std::ofstream f(args.json_file);
     if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));

@@ -1,8 +1,10 @@
 #pragma once
 // One function per subcommand. Each returns the process exit code; errors that carry an
 // exit code (fusetune::Error) propagate to main, which prints them as one line.
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace CLI { class App; }
 
@@ -36,6 +38,7 @@ struct TuneArgs {
   bool force = false;
   std::string json_file;
   double timeout_s = 60;
+  int top_k = 5;
 };
 void register_tune(CLI::App& app, TuneArgs& args);
 int run_tune(const TuneArgs& args);
@@ -45,5 +48,44 @@ struct DevicesArgs {
 };
 void register_devices(CLI::App& app, DevicesArgs& args);
 int run_devices(const DevicesArgs& args);
+
+struct QueryArgs {
+  ProblemArgs problem;
+  std::string gpu;
+  std::string math;
+  bool all = false;
+  std::string format = "table";
+  std::string db;
+};
+void register_query(CLI::App& app, QueryArgs& args);
+int run_query(const QueryArgs& args);
+
+struct ExportArgs {
+  ProblemArgs problem;
+  std::string format;
+  std::string output;
+  std::string gpu;
+  std::string math = "tf32";
+  std::string db;
+};
+void register_export(CLI::App& app, ExportArgs& args);
+int run_export(const ExportArgs& args);
+
+struct DbArgs {
+  std::string db;
+  std::string file;
+  std::function<std::string()> action;  // which of dump|import|merge|verify was given
+};
+void register_db(CLI::App& app, DbArgs& args);
+int run_db(const DbArgs& args);
+
+struct SmokeArgs {
+  std::string db;
+  std::string json_file;
+  unsigned jobs = 0;
+  std::vector<std::string> checks;
+};
+void register_smoke(CLI::App& app, SmokeArgs& args);
+int run_smoke(const SmokeArgs& args);
 
 }  // namespace fusetune::cli

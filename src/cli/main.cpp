@@ -21,8 +21,16 @@ int main(int argc, char** argv) {
   cli::CompileArgs compile_args;
   cli::TuneArgs tune_args;
   cli::DevicesArgs devices_args;
+  cli::QueryArgs query_args;
+  cli::ExportArgs export_args;
+  cli::SmokeArgs smoke_args;
+  cli::DbArgs db_args;
   cli::register_compile(app, compile_args);
   cli::register_tune(app, tune_args);
+  cli::register_query(app, query_args);
+  cli::register_export(app, export_args);
+  cli::register_smoke(app, smoke_args);
+  cli::register_db(app, db_args);
   cli::register_devices(app, devices_args);
 
   try {
@@ -37,6 +45,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("compile")) return cli::run_compile(compile_args);
     if (app.got_subcommand("tune")) return cli::run_tune(tune_args);
     if (app.got_subcommand("devices")) return cli::run_devices(devices_args);
+    if (app.got_subcommand("query")) return cli::run_query(query_args);
+    if (app.got_subcommand("export")) return cli::run_export(export_args);
+    if (app.got_subcommand("smoke")) return cli::run_smoke(smoke_args);
+    if (app.got_subcommand("db")) return cli::run_db(db_args);
   } catch (const Error& e) {
     fmt::print(stderr, "fusetune: {}\n", e.what());
     return int(e.code());

@@ -52,6 +52,7 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
       return r;
     }
     r.compile.cubin = std::move(cr.cubin);
+    r.compile.ptx = std::move(cr.ptx);
     if (std::string why = device_limit_violation(v, r.compile, limits); !why.empty()) {
       r.status = Status::device_limits_exceeded;
       r.reason = why;

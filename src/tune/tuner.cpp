@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <random>
 
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
@@ -35,6 +36,7 @@ void fill_time(TimeFigures& t, const nlohmann::json& j) {
   t.max_ms = j.value("max", 0.0);
   t.count = j.value("count", 0);
   t.kernel_median_ms = j.value("kernel_median", 0.0);
+  t.spread = j.value("spread", 0.0);
 }
 
 // Throws NoGpuError / Error when the worker reports an error for a request that must work.
@@ -72,6 +74,18 @@ std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all,
   return out;
 }
 
+// `--strategy random --budget N`: N generated variants drawn with a fixed seed (so a re-run
+// draws the same ones), plus every baseline.
+std::vector<codegen::Variant> random_subset(std::vector<codegen::Variant> all, size_t budget) {
+  std::vector<codegen::Variant> out, pool;
+  for (auto& v : all) (v.candidate == "unfused" || v.candidate == "cudnn" ? out : pool).push_back(std::move(v));
+  std::mt19937_64 rng(20261129);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  pool.resize(std::min(budget, pool.size()));
+  for (auto& v : pool) out.push_back(std::move(v));
+  return out;
+}
+
 }  // namespace
 
 double speedup(const TuneReport& r, size_t baseline_index, size_t i) {
@@ -104,12 +118,28 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   check_reply(dev, "device");
   const gpu::DeviceLimits limits = limits_from_json(dev.at("limits"));
   rep.device = dev;
+  TuneDecision decision;
+  if (opt.on_device) decision = opt.on_device(dev);
+  if (decision.stop) {
+    rep.stopped = true;
+    try {
+      worker->request({{"cmd", "quit"}}, seconds(10));
+    } catch (const WorkerLost&) {
+    }
+    return rep;
+  }
 
   // 2. Generate and compile everything (threads, no GPU needed).
   codegen::GenerateOptions gen;
   gen.problem_text = rep.problem;
   gen.plant = opt.plant;
-  const auto variants = sample_variants(codegen::generate_variants(problem, limits, gen), opt.max_variants);
+  auto variants = sample_variants(codegen::generate_variants(problem, limits, gen), opt.max_variants);
+  if (opt.strategy == "random" && opt.budget > 0) variants = random_subset(std::move(variants), size_t(opt.budget));
+  if (!decision.only.empty()) {
+    std::erase_if(variants, [&](const codegen::Variant& v) {
+      return v.candidate != "unfused" && v.candidate != "cudnn" && decision.only.count(v.name) == 0;
+    });
+  }
   CompileAllOptions copts;
   copts.arch = limits.arch_flag();
   copts.strict_fp32 = opt.math == "fp32";
@@ -117,6 +147,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   size_t compiled = 0;
   copts.on_done = [&](const VariantResult& r) { progress("compiling", ++compiled, variants.size(), r.variant.name); };
   rep.results = compile_all(variants, limits, copts);
+  for (const auto& r : opt.injected) rep.results.push_back(r);
 
   TempDir tmp("fusetune-tune");
   for (size_t i = 0; i < rep.results.size(); ++i) {
@@ -151,9 +182,18 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
   // 4. Verify and time every variant that compiled.
   nlohmann::json tf32_bound;
   size_t done = 0;
+  std::vector<size_t> batch;
+  auto flush = [&](bool force) {
+    if (opt.on_batch && !batch.empty() && (force || batch.size() >= 16)) {
+      opt.on_batch(rep, batch);
+      batch.clear();
+    }
+  };
   for (size_t i : order) {
     auto& r = rep.results[i];
     progress("verifying and timing", ++done, order.size(), r.variant.name);
+    flush(false);
+    batch.push_back(i);  // flushed at the next iteration, once measured below
     if (r.status != Status::ok) continue;
     nlohmann::json policy;
     if (r.variant.candidate == "cudnn") policy = {{"mode", "conv"}};
@@ -198,6 +238,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
       start_session();
     }
   }
+  flush(true);
   rep.worker_restarts = worker->restarts();
 
   // 5. Baselines and finalists, re-timed interleaved.
@@ -234,6 +275,7 @@ TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
                                    seconds(opt.variant_timeout_s * double(finalists.size())));
       check_reply(reply, "retime");
       for (size_t i : finalists) fill_time(rep.results[i].time, reply["results"][rep.results[i].variant.name]);
+      if (opt.on_batch) opt.on_batch(rep, finalists);
     } catch (const WorkerLost& e) {
       throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing finalists: {}", e.reason));
     }

@@ -18,6 +18,7 @@ struct CompileFigures {
   double compile_ms = 0.0;
   std::string options;  // space-joined NVRTC options
   std::string cubin;    // bytes
+  std::string ptx;
 };
 
 struct ErrorFigures {
@@ -33,6 +34,7 @@ struct TimeFigures {
   double max_ms = 0.0;
   int count = 0;
   double kernel_median_ms = 0.0;  // the generated kernels alone (epilogue pass), when measured
+  double spread = 0.0;            // (q3 - q1) / median
 };
 
 struct VariantResult {

@@ -1,0 +1,159 @@
+"""Checks PyTorch modules written by `fusetune export --format torch` against the KernelBench
+reference models, on a GPU.
+
+    python3 bench/check_torch_export.py --m31 model31.py --m32 model32.py [--math tf32|fp32]
+
+For each preset given: builds the reference model (KernelBench level 2, problems 31 and 32, as
+published), loads its state_dict() into the exported Model (same constructor, same parameter
+names), runs both on the same torch.rand input of the preset's shape and compares:
+    every element: |out - ref| <= tol + tol * |ref|     and     relative L2 error <= tol
+with tol = 1e-2 under tf32 (the default: PyTorch's defaults, TF32 allowed for cuDNN convolutions)
+and 1e-4 under --math fp32 (TF32 off for both models). It also checks that the exported
+constructor refuses arguments the kernels were not generated for, that a wrong input shape is
+refused, and that a second call does not overwrite the first call's output.
+
+Exit status: 0 all passed, 1 a check failed, 77 skipped (no CUDA GPU, or torch/CuPy missing).
+"""
+import argparse
+import importlib.util
+import sys
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    torch = None
+
+SKIP = 77
+
+
+if torch is not None:
+    class Model31(nn.Module):  # KernelBench level 2, 31_Conv2d_Min_Add_Multiply.py
+        def __init__(self, in_channels, out_channels, kernel_size, constant_value, bias_shape, scaling_factor):
+            super(Model31, self).__init__()
+            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+            self.constant_value = constant_value
+            self.bias = nn.Parameter(torch.randn(bias_shape))
+            self.scaling_factor = scaling_factor
+
+        def forward(self, x):
+            x = self.conv(x)
+            x = torch.min(x, torch.tensor(self.constant_value))
+            x = x + self.bias
+            x = x * self.scaling_factor
+            return x
+
+    class Model32(nn.Module):  # KernelBench level 2, 32_Conv2d_Scaling_Min.py
+        def __init__(self, in_channels, out_channels, kernel_size, scale_factor):
+            super(Model32, self).__init__()
+            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+            self.scale_factor = scale_factor
+
+        def forward(self, x):
+            x = self.conv(x)
+            x = x * self.scale_factor
+            x = torch.min(x, dim=1, keepdim=True)[0]
+            return x
+
+    # preset -> (reference class, KernelBench's get_init_inputs(), input shape, a wrong argument list)
+    PRESETS = {
+        "kernelbench-31": (Model31, [64, 128, 3, 0.5, (128, 1, 1), 2.0], (128, 64, 128, 128),
+                           [64, 128, 3, 0.25, (128, 1, 1), 2.0]),
+        "kernelbench-32": (Model32, [64, 128, 3, 2.0], (64, 64, 256, 256), [64, 128, 5, 2.0]),
+    }
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare(preset, got, ref, tol):
+    """Prints the errors; True when within the tolerance."""
+    if tuple(got.shape) != tuple(ref.shape):
+        print(f"{preset}: FAIL output shape {tuple(got.shape)}, reference {tuple(ref.shape)}")
+        return False
+    diff = (got.double() - ref.double()).abs()
+    bound = tol + tol * ref.double().abs()
+    max_abs = diff.max().item()
+    worst = (diff / bound).max().item()  # <= 1 everywhere when the elementwise check passes
+    rel_l2 = (torch.linalg.vector_norm(got.double() - ref.double()) / torch.linalg.vector_norm(ref.double())).item()
+    nan = bool(torch.isnan(got).any().item())
+    ok = not nan and worst <= 1.0 and rel_l2 <= tol
+    print(f"{preset}: {'ok  ' if ok else 'FAIL'} max |diff| {max_abs:.3e} (worst diff/bound {worst:.3f}, "
+          f"bound {tol:g} + {tol:g}*|ref|), relative L2 {rel_l2:.3e} (<= {tol:g}){', NaN in output' if nan else ''}")
+    return ok
+
+
+def check(preset, path, tol):
+    ref_cls, init_inputs, shape, wrong_inputs = PRESETS[preset]
+    exported = load_module(path, "exported_" + preset.replace("-", "_"))
+    ok = True
+    if exported.get_init_inputs() != init_inputs:
+        print(f"{preset}: FAIL get_init_inputs() {exported.get_init_inputs()}, KernelBench's {init_inputs}")
+        ok = False
+    try:
+        exported.Model(*wrong_inputs)
+        print(f"{preset}: FAIL Model{tuple(wrong_inputs)} was accepted")
+        ok = False
+    except ValueError as e:
+        print(f"{preset}: ok   wrong constructor arguments refused: {e}")
+
+    torch.manual_seed(0)
+    ref = ref_cls(*init_inputs).cuda().eval()
+    model = exported.Model(*init_inputs).cuda().eval()
+    model.load_state_dict(ref.state_dict())  # strict: same parameter names and shapes
+
+    x = torch.rand(*shape, device="cuda")
+    x2 = torch.rand(*shape, device="cuda")
+    with torch.no_grad():
+        want = ref(x)
+        got = model(x)
+        got_copy = got.clone()
+        model(x2)  # must not write into the first call's output
+        torch.cuda.synchronize()
+    ok = compare(preset, got, want, tol) and ok
+    if not torch.equal(got, got_copy):
+        print(f"{preset}: FAIL a second call changed the first call's output (buffers alias)")
+        ok = False
+    try:
+        model(torch.rand(shape[0], shape[1], shape[2] + 1, shape[3], device="cuda"))
+        print(f"{preset}: FAIL an input of another shape was accepted")
+        ok = False
+    except ValueError:
+        pass
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--m31", help="module exported for kernelbench-31")
+    ap.add_argument("--m32", help="module exported for kernelbench-32")
+    ap.add_argument("--math", choices=["tf32", "fp32"], default="tf32")
+    args = ap.parse_args()
+    if not (args.m31 or args.m32):
+        ap.error("give --m31 and/or --m32")
+
+    if torch is None or not torch.cuda.is_available():
+        print("skip: no CUDA GPU (or no torch)")
+        return SKIP
+    if importlib.util.find_spec("cupy") is None:  # the exported modules run their kernels through it
+        print("skip: CuPy is not installed")
+        return SKIP
+
+    tf32 = args.math == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32  # tf32: PyTorch's default for cuDNN convolutions
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    tol = 1e-2 if tf32 else 1e-4
+    ok = True
+    for preset, path in (("kernelbench-31", args.m31), ("kernelbench-32", args.m32)):
+        if path:
+            ok = check(preset, path, tol) and ok
+    print("all checks passed" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

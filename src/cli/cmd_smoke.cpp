@@ -1,0 +1,61 @@
+// `fusetune smoke`: one line per check, a summary line, non-zero exit on any failure.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "common/error.hpp"
+#include "db/database.hpp"
+#include "tune/smoke.hpp"
+
+namespace fusetune::cli {
+
+void register_smoke(CLI::App& app, SmokeArgs& args) {
+  auto* cmd = app.add_subcommand("smoke", "CI check: everything compiles, the database works, winners still win");
+  cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
+  cmd->add_option("--json", args.json_file, "also write the checks as JSON to this file");
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
+  cmd->add_option("--checks", args.checks, "only these groups: compile,database,exports,gpu-tiny,winners")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"compile", "database", "exports", "gpu-tiny", "winners"}));
+}
+
+int run_smoke(const SmokeArgs& args) {
+  tune::SmokeOptions o;
+  o.db_path = args.db.empty() ? db::default_db_path() : args.db;
+  o.jobs = args.jobs;
+  o.stale = std::getenv("FUSETUNE_TEST_STALE") != nullptr;
+  if (!args.checks.empty()) o.checks = {args.checks.begin(), args.checks.end()};
+  o.on_check = [](const tune::SmokeCheck& c) {
+    const char* word = c.outcome == tune::SmokeCheck::Outcome::passed   ? "ok  "
+                       : c.outcome == tune::SmokeCheck::Outcome::failed ? "FAIL"
+                                                                        : "skip";
+    fmt::print("{}  {}{}{}\n", word, c.name, c.detail.empty() ? "" : ": ", c.detail);
+    std::fflush(stdout);
+  };
+  const auto checks = tune::run_smoke(o);
+  size_t passed = 0, failed = 0, skipped = 0;
+  nlohmann::json j = {{"schema", "fusetune.smoke/1"}, {"db", o.db_path}, {"checks", nlohmann::json::array()}};
+  for (const auto& c : checks) {
+    const char* outcome = c.outcome == tune::SmokeCheck::Outcome::passed   ? "passed"
+                          : c.outcome == tune::SmokeCheck::Outcome::failed ? "failed"
+                                                                           : "skipped";
+    passed += c.outcome == tune::SmokeCheck::Outcome::passed;
+    failed += c.outcome == tune::SmokeCheck::Outcome::failed;
+    skipped += c.outcome == tune::SmokeCheck::Outcome::skipped;
+    j["checks"].push_back({{"name", c.name}, {"outcome", outcome}, {"detail", c.detail}});
+  }
+  j["summary"] = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}};
+  if (!args.json_file.empty()) {
+    std::ofstream f(args.json_file);
+    if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
+    f << j.dump(2) << "\n";
+  }
+  fmt::print("smoke: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  return failed ? int(ExitCode::failure) : int(ExitCode::ok);
+}
+
+}  // namespace fusetune::cli

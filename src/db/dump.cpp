@@ -1,0 +1,343 @@
+#include "db/dump.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "db/base64.hpp"
+#include "db/schema.hpp"
+#include "db/sqlite_check.hpp"
+#include "db/statement.hpp"
+#include "db/transaction.hpp"
+
+namespace fusetune::db {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A column holding a parent's row id travels as the parent's natural key.
+struct Reference {
+  std::string_view column;      // env_id
+  std::string_view field;       // "env" in the dump
+  std::string_view parent;      // environments
+  std::string_view parent_key;  // fingerprint
+};
+constexpr Reference kReferences[] = {
+    {"env_id", "env", "environments", "fingerprint"},
+    {"problem_id", "problem", "problems", "key"},
+};
+
+const Reference* reference_for_column(std::string_view column) {
+  for (const auto& r : kReferences)
+    if (r.column == column) return &r;
+  return nullptr;
+}
+
+const Reference* reference_for_field(std::string_view field) {
+  for (const auto& r : kReferences)
+    if (r.field == field) return &r;
+  return nullptr;
+}
+
+// Per table: its natural key (the conflict target, and the dump's sort order) and when a
+// dumped row replaces one already there. Every table in schema.sql needs a rule: a new table
+// without one makes dump() fail loudly (tests/db_dump_test.cpp) rather than skip it.
+struct TableRule {
+  std::string_view table;
+  std::vector<std::string_view> key;
+  std::string_view replace_when;  // empty: an existing row is kept
+};
+
+const std::vector<TableRule>& table_rules() {
+  static const std::vector<TableRule> kRules = {
+      {"environments", {"fingerprint"}, ""},
+      {"problems", {"key"}, ""},
+      {"results",
+       {"env_id", "problem_id", "math", "variant_name", "params_json"},
+       "excluded.created_at > results.created_at"},
+      // A measured winner always beats a shipped one; otherwise the newer one wins.
+      {"winners",
+       {"env_id", "problem_id", "math"},
+       "excluded.shipped < winners.shipped OR "
+       "(excluded.shipped = winners.shipped AND excluded.created_at > winners.created_at)"},
+  };
+  return kRules;
+}
+
+const TableRule& rule_for(const std::string& table) {
+  for (const auto& r : table_rules())
+    if (r.table == table) return r;
+  throw Error(ExitCode::failure, fmt::format("table '{}' has no dump rule (src/db/dump.cpp: table_rules)", table));
+}
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF): at least as strict
+// as the JSON writer, which would throw on anything it rejects.
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the first continuation byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // truncated sequence
+    for (size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+Json value_to_json(const Statement& s, int col) {
+  switch (s.column_type(col)) {
+    case SQLITE_NULL:
+      return nullptr;
+    case SQLITE_INTEGER:
+      return s.column_int64(col);
+    case SQLITE_FLOAT: {
+      const double v = s.column_double(col);
+      if (std::isinf(v)) return Json{{"real", v > 0 ? "inf" : "-inf"}};
+      return v;
+    }
+    case SQLITE_TEXT: {
+      std::string text = s.column_text(col);
+      if (is_valid_utf8(text)) return text;
+      return Json{{"text_base64", base64_encode(text)}};
+    }
+    default:  // SQLITE_BLOB
+      return Json{{"base64", base64_encode(s.column_blob(col))}};
+  }
+}
+
+std::string dump_table(const Connection& conn, const TableInfo& table) {
+  const TableRule& rule = rule_for(table.name);
+  std::vector<std::string> fields, selects, joins;
+  const auto expr = [&](std::string_view column) -> std::string {
+    for (size_t i = 0; i < std::size(kReferences); ++i)
+      if (kReferences[i].column == column) return fmt::format("r{}.{}", i, kReferences[i].parent_key);
+    return fmt::format("t.{}", column);
+  };
+  for (const auto& c : table.columns) {
+    if (c.name == "id") continue;  // row ids are local to one database
+    const Reference* ref = reference_for_column(c.name);
+    fields.push_back(std::string(ref ? ref->field : c.name));
+    selects.push_back(expr(c.name));
+    if (ref) {
+      const size_t i = static_cast<size_t>(ref - kReferences);
+      // LEFT: a row whose parent is missing (a damaged file) dumps with a null reference,
+      // which import refuses, instead of silently vanishing from the dump.
+      joins.push_back(fmt::format("LEFT JOIN {} AS r{} ON r{}.id = t.{}", ref->parent, i, i, c.name));
+    }
+  }
+  std::vector<std::string> order;
+  for (auto k : rule.key) order.push_back(expr(k));
+  Statement s(conn, fmt::format("SELECT {} FROM {} AS t {} ORDER BY {}", fmt::join(selects, ", "), table.name,
+                                fmt::join(joins, " "), fmt::join(order, ", ")));
+  std::string out;
+  while (s.step()) {
+    Json row;
+    row["table"] = table.name;
+    for (size_t i = 0; i < fields.size(); ++i) row[fields[i]] = value_to_json(s, static_cast<int>(i));
+    out += row.dump();
+    out += '\n';
+  }
+  return out;
+}
+
+// Imports dump lines one at a time, reusing a prepared INSERT per (table, field set) and
+// remembering parent ids; line_ names the line in messages.
+class Importer {
+ public:
+  Importer(const Connection& conn, const ImportOptions& options) : conn_(conn), options_(options) {}
+
+  void row(size_t line, Json&& j) {
+    line_ = line;
+    if (!j.is_object() || !j.contains("table") || !j["table"].is_string()) fail("expected an object with a \"table\"");
+    const std::string table = j["table"].get<std::string>();
+    const TableInfo* info = nullptr;
+    for (const auto& t : current_tables())
+      if (t.name == table) info = &t;
+    if (info == nullptr) fail(fmt::format("unknown table '{}'", table));
+    j.erase("table");
+    if (options_.mark_shipped && table == "winners") j["shipped"] = 1;
+
+    std::vector<std::string> columns;
+    for (const auto& [field, value] : j.items()) {
+      const Reference* ref = reference_for_field(field);
+      const std::string column = ref ? std::string(ref->column) : field;
+      const bool known = std::any_of(info->columns.begin(), info->columns.end(),
+                                     [&](const TableInfo::Column& c) { return c.name == column; });
+      if (!known || column == "id" || (ref == nullptr && reference_for_column(column) != nullptr))
+        fail(fmt::format("table '{}' has no field '{}'", table, field));
+      columns.push_back(column);
+    }
+    Statement& insert = insert_for(table, columns);
+    insert.reset();
+    insert.clear_bindings();
+    int index = 1;
+    for (const auto& [field, value] : j.items()) {
+      if (const Reference* ref = reference_for_field(field)) {
+        if (!value.is_string()) fail(fmt::format("'{}' must be a string", field));
+        insert.bind(index++, parent_id(*ref, value.get<std::string>()));
+      } else {
+        bind_value(insert, index++, field, value);
+      }
+    }
+    try {
+      insert.step();
+    } catch (const SqliteError& e) {
+      fail(e.what());  // a missing NOT NULL field, a failed CHECK: the dump is at fault
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("dump line {}: {}", line_, what));
+  }
+
+  int64_t parent_id(const Reference& ref, const std::string& key) {
+    const auto cache_key = std::string(ref.parent) + '\n' + key;
+    if (auto it = ids_.find(cache_key); it != ids_.end()) return it->second;
+    Statement s(conn_, fmt::format("SELECT id FROM {} WHERE {} = ?1", ref.parent, ref.parent_key));
+    s.bind(1, key);
+    if (!s.step())
+      fail(fmt::format("{} '{}' is neither in the database nor on an earlier line", ref.parent, key));
+    return ids_[cache_key] = s.column_int64(0);
+  }
+
+  void bind_value(Statement& s, int index, const std::string& field, const Json& v) {
+    if (v.is_null()) {
+      s.bind_null(index);
+    } else if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) fail(fmt::format("'{}' is too large", field));
+      s.bind(index, v.get<int64_t>());
+    } else if (v.is_number_integer()) {
+      s.bind(index, v.get<int64_t>());
+    } else if (v.is_number_float()) {
+      s.bind(index, v.get<double>());
+    } else if (v.is_string()) {
+      s.bind(index, v.get_ref<const std::string&>());
+    } else if (v.is_object() && v.size() == 1 && v.begin().value().is_string()) {
+      const std::string& text = v.begin().value().get_ref<const std::string&>();
+      const std::string& kind = v.begin().key();
+      if (kind == "base64" || kind == "text_base64") {
+        auto bytes = base64_decode(text);
+        if (!bytes) fail(fmt::format("'{}' is not valid base64", field));
+        if (kind == "base64") s.bind_blob(index, *bytes);
+        else s.bind(index, *bytes);
+      } else if (kind == "real" && (text == "inf" || text == "-inf")) {
+        s.bind(index, text == "inf" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
+      } else {
+        fail(fmt::format("'{}' has an unknown encoding '{}'", field, kind));
+      }
+    } else {
+      fail(fmt::format("'{}' has a value of the wrong kind: {}", field, v.dump()));
+    }
+  }
+
+  Statement& insert_for(const std::string& table, const std::vector<std::string>& columns) {
+    const std::string cache_key = fmt::format("{}({})", table, fmt::join(columns, ","));
+    if (auto it = inserts_.find(cache_key); it != inserts_.end()) return it->second;
+    const TableRule& rule = rule_for(table);
+    std::vector<std::string> params, updates;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      params.push_back(fmt::format("?{}", i + 1));
+      if (std::find(rule.key.begin(), rule.key.end(), columns[i]) == rule.key.end())
+        updates.push_back(fmt::format("{0} = excluded.{0}", columns[i]));
+    }
+    std::string sql = fmt::format("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) ", table, fmt::join(columns, ", "),
+                                  fmt::join(params, ", "), fmt::join(rule.key, ", "));
+    if (rule.replace_when.empty() || updates.empty()) {
+      sql += "DO NOTHING";
+    } else {
+      sql += fmt::format("DO UPDATE SET {} WHERE {}", fmt::join(updates, ", "), rule.replace_when);
+    }
+    return inserts_.emplace(cache_key, Statement(conn_, sql)).first->second;
+  }
+
+  const Connection& conn_;
+  const ImportOptions& options_;
+  size_t line_ = 0;
+  std::map<std::string, Statement> inserts_;
+  std::map<std::string, int64_t> ids_;
+};
+
+}  // namespace
+
+std::string dump_database(const Connection& conn) {
+  std::optional<Transaction> snapshot;
+  if (sqlite3_get_autocommit(conn.get()) != 0) snapshot.emplace(conn, Transaction::Kind::deferred);
+  Json header;
+  header["fusetune_dump"] = kDumpFormat;
+  header["schema_version"] = conn.query_int64("PRAGMA user_version");
+  std::string out = header.dump() + '\n';
+  for (const auto& table : current_tables()) out += dump_table(conn, table);
+  if (snapshot) snapshot->commit();
+  return out;
+}
+
+void import_dump(const Connection& conn, std::string_view text, const ImportOptions& options) {
+  Importer importer(conn, options);
+  bool header_seen = false;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    Json j;
+    try {
+      j = Json::parse(line);
+    } catch (const Json::parse_error& e) {
+      throw InputError(fmt::format("dump line {}: not JSON ({})", line_no, e.what()));
+    }
+    if (!header_seen) {
+      const auto number = [&](const char* name) {
+        return j.is_object() && j.contains(name) && j[name].is_number_integer() ? j[name].get<int64_t>() : -1;
+      };
+      if (number("fusetune_dump") != kDumpFormat || number("schema_version") < 0)
+        throw InputError(fmt::format("dump line {}: not a fusetune dump (expected {{\"fusetune_dump\":{},...}})",
+                                     line_no, kDumpFormat));
+      const int64_t version = number("schema_version");
+      if (version > kSchemaVersion)
+        throw InputError(fmt::format("the dump has schema version {}, newer than this fusetune reads ({})", version,
+                                     kSchemaVersion));
+      header_seen = true;
+      continue;
+    }
+    importer.row(line_no, std::move(j));
+  }
+  if (!header_seen) throw InputError("the dump is empty (no {\"fusetune_dump\":...} line)");
+}
+
+}  // namespace fusetune::db

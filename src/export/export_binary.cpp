@@ -1,0 +1,48 @@
+// export_ptx / export_cubin: the stored compile output, so exporting needs neither a GPU nor a
+// compile. Records without it (a database from before CUBINs were kept, a trimmed dump) get the
+// variant's source compiled again with NVRTC, for the architecture it was tuned on and with the
+// math mode's options, which reproduces the tuned binary for the same NVRTC version.
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "export/export.hpp"
+#include "export/winner.hpp"
+#include "gpu/compiler.hpp"
+
+namespace fusetune::exporter {
+namespace {
+
+gpu::CompileResult recompile(const db::WinnerRecord& winner) {
+  const codegen::Variant v = winner_variant(winner);
+  if (v.source.empty()) {
+    throw NotFoundError(
+        fmt::format("the winner {} runs cuDNN only: it has no generated kernels to export as "
+                    "PTX or CUBIN (use --format cu or torch)",
+                    v.name));
+  }
+  if (winner.env.cc_major <= 0) {
+    throw InputError(fmt::format("the winner {} records no GPU architecture to compile for", v.name));
+  }
+  gpu::CompileOptions options;
+  options.arch = winner.env.arch();
+  options.strict_fp32 = winner.math == "fp32";  // as the tuner compiled it (--fmad=false)
+  options.ptxas_verbose = false;                // resource figures are not needed here
+  const gpu::CompileResult r = gpu::compile_cuda(v.source, v.name + ".cu", options);
+  if (!r.ok()) {
+    throw Error(ExitCode::failure,
+                fmt::format("recompiling the winner {} for {} failed: {}", v.name, options.arch, one_line(r.log)));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string export_ptx(const db::WinnerRecord& winner) {
+  return winner.ptx.empty() ? recompile(winner).ptx : winner.ptx;
+}
+
+std::string export_cubin(const db::WinnerRecord& winner) {
+  return winner.cubin.empty() ? recompile(winner).cubin : winner.cubin;
+}
+
+}  // namespace fusetune::exporter

@@ -1,0 +1,39 @@
+#include "export/winner.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "codegen/variant_json.hpp"
+#include "common/error.hpp"
+#include "spec/canonical.hpp"
+
+namespace fusetune::exporter {
+
+codegen::Variant winner_variant(const db::WinnerRecord& winner) {
+  try {
+    return codegen::variant_from_json(nlohmann::json::parse(winner.variant_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("the stored winner {} has no readable variant ({})", winner.variant_name, e.what()));
+  }
+}
+
+void check_winner_problem(const spec::Problem& problem, const db::WinnerRecord& winner) {
+  const std::string want = spec::canonical(problem);
+  // Records always carry both; the key alone decides only for a record without its text.
+  const bool same =
+      winner.canonical.empty() ? winner.problem_key == spec::problem_key(problem) : winner.canonical == want;
+  if (!same) {
+    throw InputError(
+        fmt::format("the winner {} was tuned for '{}', not '{}'", winner.variant_name, winner.canonical, want));
+  }
+}
+
+std::string one_line(const std::string& text) {
+  std::string out = text;
+  for (char& ch : out) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+  }
+  return out;
+}
+
+}  // namespace fusetune::exporter

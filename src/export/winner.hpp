@@ -1,0 +1,23 @@
+#pragma once
+// What every export format needs first: the winner's variant, read back from its JSON, after
+// checking that the record belongs to the problem being exported.
+#include <string>
+
+#include "codegen/variant.hpp"
+#include "db/records.hpp"
+#include "spec/problem.hpp"
+
+namespace fusetune::exporter {
+
+// codegen::variant_from_json(winner.variant_json); InputError when it is not a variant.
+[[nodiscard]] codegen::Variant winner_variant(const db::WinnerRecord& winner);
+
+// InputError unless the winner was tuned for `problem` (same canonical form): its kernels are
+// specialized to that shape, so exporting it under another problem would be silently wrong.
+void check_winner_problem(const spec::Problem& problem, const db::WinnerRecord& winner);
+
+// `text` on one line: newlines and other control characters become spaces, so strings from
+// the database (GPU name, options) cannot break out of a comment line.
+[[nodiscard]] std::string one_line(const std::string& text);
+
+}  // namespace fusetune::exporter

@@ -1,0 +1,92 @@
+#include "tune/db_bridge.hpp"
+
+#include <cuda.h>
+#include <fmt/format.h>
+
+#include "codegen/embedded_templates.hpp"
+#include "codegen/variant_json.hpp"
+#include "gpu/compiler.hpp"
+#include "gpu/cudnn_version.hpp"
+#include "tune/report_json.hpp"
+
+namespace fusetune::tune {
+
+db::Environment environment_from_device(const nlohmann::json& device) {
+  db::Environment e;
+  e.gpu_name = device.value("name", "");
+  const auto& l = device.at("limits");
+  e.cc_major = l.value("cc_major", 0);
+  e.cc_minor = l.value("cc_minor", 0);
+  e.sm_count = l.value("sm_count", 0);
+  e.mem_bytes = device.value("total_mem", int64_t{0});
+  e.driver = device.value("driver", "");
+  e.cuda_runtime = fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+  e.nvrtc = gpu::nvrtc_version();
+  e.cudnn = gpu::cudnn_version_string();
+  e.templates_hash = codegen::templates_hash();
+  return e;
+}
+
+db::ResultRecord result_record(const TuneReport& rep, size_t i) {
+  const auto& r = rep.results[i];
+  const auto j = result_to_json(rep, i);
+  db::ResultRecord rec;
+  rec.problem_key = rep.key;
+  rec.canonical = rep.problem;
+  rec.math = rep.math;
+  rec.candidate = r.variant.candidate;
+  rec.variant_name = r.variant.name;
+  rec.params_json = j["params"].dump();
+  rec.status = std::string(status_name(r.status));
+  rec.reason = r.reason;
+  rec.log_excerpt = r.log_excerpt;
+  rec.registers = r.compile.registers;
+  rec.spills = r.compile.spill_stores + r.compile.spill_loads;
+  if (r.timed) {
+    rec.time_min_ms = r.time.min_ms;
+    rec.time_median_ms = r.time.median_ms;
+    rec.time_max_ms = r.time.max_ms;
+    rec.time_count = r.time.count;
+    rec.kernel_median_ms = r.time.kernel_median_ms;
+    if (j.contains("kernel")) {
+      rec.gbps = j["kernel"].value("gbps", 0.0);
+      rec.pct_copy = j["kernel"].value("pct_copy", 0.0);
+    }
+  }
+  rec.max_abs = r.error.max_abs;
+  rec.max_rel = r.error.max_rel;
+  rec.rel_l2 = r.error.rel_l2;
+  return rec;
+}
+
+db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env) {
+  const auto& r = rep.results.at(*rep.winner);
+  db::WinnerRecord w;
+  w.env = env;
+  w.problem_key = rep.key;
+  w.canonical = rep.problem;
+  w.math = rep.math;
+  w.candidate = r.variant.candidate;
+  w.variant_name = r.variant.name;
+  w.variant_json = codegen::to_json(r.variant).dump();
+  w.compile_options = r.compile.options;
+  w.cubin = r.compile.cubin;
+  w.ptx = r.compile.ptx;
+  w.time_median_ms = r.time.median_ms;
+  w.time_spread = r.time.spread;
+  if (rep.unfused) w.unfused_median_ms = rep.results[*rep.unfused].time.median_ms;
+  if (rep.cudnn) w.cudnn_median_ms = rep.results[*rep.cudnn].time.median_ms;
+  if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end()) w.cudnn_algo = it->get<std::string>();
+  return w;
+}
+
+VariantResult injected_from_winner(const db::WinnerRecord& w) {
+  VariantResult r;
+  r.variant = codegen::variant_from_json(nlohmann::json::parse(w.variant_json));
+  r.compile.cubin = w.cubin;
+  r.compile.ptx = w.ptx;
+  r.compile.options = w.compile_options;
+  return r;
+}
+
+}  // namespace fusetune::tune

@@ -1,0 +1,245 @@
+#include "tune/smoke.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "codegen/embedded_templates.hpp"
+#include "codegen/generate.hpp"
+#include "db/database.hpp"
+#include "export/export.hpp"
+#include "gpu/compiler.hpp"
+#include "gpu/device.hpp"
+#include "gpu/driver_api.hpp"
+#include "spec/parser.hpp"
+#include "spec/presets.hpp"
+#include "tune/compile_all.hpp"
+#include "tune/db_bridge.hpp"
+#include "tune/temp_dir.hpp"
+#include "tune/tuner.hpp"
+
+namespace fusetune::tune {
+
+namespace {
+
+using Outcome = SmokeCheck::Outcome;
+
+// Tiny problems that together use every op and every reduction.
+const std::vector<std::string> kTinySpecs = {
+    "conv2d(n=2,c=3,h=8,w=7,k=5,r=3,pad=1) | add(0.1) | sub(param[k]) | rsub(0.5) | mul(param[k]) | div(1.5) | "
+    "rdiv(3) | min(2) | max(-2)",
+    "conv2d(n=2,c=3,h=8,w=7,k=5,r=3,pad=1) | clamp(-1,1) | relu | leaky_relu | gelu | gelu_tanh | tanh | sigmoid | silu",
+    "conv2d(n=2,c=3,h=8,w=7,k=5,r=3,pad=1) | mish | hardswish | hardsigmoid | hardtanh | softplus | exp | abs | neg | "
+    "square | sqrt | add(0.5) | log",
+    "conv2d(n=2,c=3,h=9,w=7,k=6,r=3,stride=2) | mul(2) | reduce_min(channel) | add(1)",
+    "conv2d(n=2,c=3,h=9,w=7,k=6,r=3,dilation=2) | relu | reduce_max(channel) | sigmoid",
+    "conv2d(n=1,c=1,h=9,w=7,k=3,r=3,pad=1) | add(param[k]) | reduce_sum(channel) | mul(0.5)",
+    "conv2d(n=2,c=4,h=8,w=8,k=7,r=3,in=nhwc) | tanh | reduce_mean(channel) | abs",
+};
+
+// Every kernel template on its own, as `nvcc -c` would see it: the headers it includes are
+// written next to it so NVRTC finds them with -I.
+SmokeCheck compile_templates(const std::string& arch) {
+  SmokeCheck c{fmt::format("templates compile for {}", arch), Outcome::passed, ""};
+  TempDir dir("fusetune-smoke");
+  for (const auto& [name, text] : codegen::embedded_templates()) {
+    std::ofstream(dir.path() / name) << text;
+  }
+  int n = 0;
+  for (const auto& [name, text] : codegen::embedded_templates()) {
+    if (name.size() < 3 || name.substr(name.size() - 3) != ".cu") continue;
+    gpu::CompileOptions o;
+    o.arch = arch;
+    o.extra = {"-I" + dir.path().string()};
+    const auto r = gpu::compile_cuda(std::string(text), name, o);
+    ++n;
+    if (!r.ok()) {
+      c.outcome = Outcome::failed;
+      c.detail = fmt::format("{}: {}", name, r.log.substr(0, 300));
+      return c;
+    }
+  }
+  c.detail = fmt::format("{} templates", n);
+  return c;
+}
+
+SmokeCheck compile_preset(const std::string& preset, const std::string& arch, unsigned jobs) {
+  SmokeCheck c{fmt::format("{} variants compile for {}", preset, arch), Outcome::passed, ""};
+  const auto problem = spec::parse(*spec::preset_spec(preset));
+  const auto limits = *gpu::limits_for_arch(arch);
+  CompileAllOptions o;
+  o.arch = arch;
+  o.jobs = jobs;
+  const auto results = compile_all(codegen::generate_variants(problem, limits), limits, o);
+  size_t failed = 0, spilled = 0;
+  std::string first;
+  for (const auto& r : results) {
+    if (r.status != Status::ok) {
+      ++failed;
+      if (first.empty()) first = fmt::format("{}: {}", r.variant.name, r.reason);
+    }
+    spilled += r.compile.spill_stores + r.compile.spill_loads > 0;
+  }
+  c.detail = fmt::format("{} variants, {} failed, {} spill", results.size(), failed, spilled);
+  if (failed) {
+    c.outcome = Outcome::failed;
+    c.detail += "; first: " + first;
+  }
+  return c;
+}
+
+bool have_nvcc() { return std::system("command -v nvcc >/dev/null 2>&1") == 0; }
+
+}  // namespace
+
+std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
+  std::vector<SmokeCheck> checks;
+  auto add = [&](SmokeCheck c) {
+    if (opt.on_check) opt.on_check(c);
+    checks.push_back(std::move(c));
+  };
+  auto guarded = [&](const std::string& name, const std::function<SmokeCheck()>& fn) {
+    try {
+      add(fn());
+    } catch (const std::exception& e) {
+      add({name, Outcome::failed, e.what()});
+    }
+  };
+
+  auto want = [&](const char* group) { return opt.checks.count(group) != 0; };
+  // --- GPU-free: templates, variants, database, exports ---------------------------------
+  for (const std::string arch : {"sm_80", "sm_90"}) {
+    if (!want("compile")) break;
+    guarded("templates compile for " + arch, [&] { return compile_templates(arch); });
+    for (const auto& preset : spec::preset_names())
+      guarded(preset + " variants compile for " + arch, [&] { return compile_preset(preset, arch, opt.jobs); });
+  }
+
+  std::optional<db::Database> database;
+  guarded("database opens and migrates", [&] {
+    database.emplace(db::Database::open(opt.db_path));
+    const auto v = database->verify();
+    std::string detail = opt.db_path;
+    for (const auto& p : v.problems) detail += "; " + p;
+    return SmokeCheck{"database opens and migrates", v.ok ? Outcome::passed : Outcome::failed, detail};
+  });
+  if (!database) return checks;
+
+  if (want("database")) guarded("database dump round-trips", [&] {
+    TempDir dir("fusetune-smoke");
+    const std::string text = database->dump();
+    // Not loading the shipped records: the copy must hold exactly what the dump holds.
+    auto copy = db::Database::open((dir.path() / "roundtrip.db").string(), db::OpenOptions{.load_shipped = false});
+    copy.import_dump(text);
+    const bool same = copy.dump() == text;
+    return SmokeCheck{"database dump round-trips", same ? Outcome::passed : Outcome::failed,
+                      fmt::format("{} bytes{}", text.size(), same ? "" : ", the re-dump differs")};
+  });
+
+  const auto winners = database->winners(std::nullopt, "", std::nullopt);
+  for (const auto& w : winners) {
+    if (!want("exports")) break;
+    const std::string name = fmt::format("export of {} {} ({}) compiles", w.problem_key, w.math, w.env.gpu_name);
+    if (!have_nvcc()) {
+      add({name, Outcome::skipped, "nvcc not on PATH"});
+      continue;
+    }
+    guarded(name, [&] {
+      TempDir dir("fusetune-smoke");
+      const auto cu = dir.path() / "winner.cu";
+      std::ofstream(cu) << exporter::export_cu(spec::parse(w.canonical), w);
+      const std::string cmd = fmt::format("nvcc -arch={} -c {} -o {} > {} 2>&1", w.env.arch(), cu.string(),
+                                          (dir.path() / "winner.o").string(), (dir.path() / "log").string());
+      const bool ok = std::system(cmd.c_str()) == 0;
+      std::string log;
+      if (!ok) std::getline(std::ifstream(dir.path() / "log"), log);
+      return SmokeCheck{name, ok ? Outcome::passed : Outcome::failed, ok ? "nvcc -c ok" : log};
+    });
+  }
+
+  // --- GPU: tiny problems end to end, stored winners re-verified and re-timed ------------
+  std::string why;
+  if (!gpu::driver_available(&why)) {
+    add({"GPU checks", Outcome::skipped, why});
+    return checks;
+  }
+  for (const auto& s : kTinySpecs) {
+    if (!want("gpu-tiny")) break;
+    guarded("verify " + s, [&] {
+      TuneOptions o;
+      o.worker_exe = opt.worker_exe;
+      o.quick = true;
+      o.max_variants = 2;
+      const auto rep = run_tune(spec::parse(s), o);
+      size_t bad = 0;
+      std::string first;
+      for (const auto& r : rep.results)
+        if (r.status != Status::ok && bad++ == 0) first = fmt::format("{}: {}", r.variant.name, r.reason);
+      return SmokeCheck{"verify " + s, bad == 0 && rep.winner ? Outcome::passed : Outcome::failed,
+                        bad ? fmt::format("{} of {} failed; first {}", bad, rep.results.size(), first)
+                            : fmt::format("{} variants verified", rep.results.size())};
+    });
+  }
+
+  const std::string gpu_name = gpu::query_device(0).name;
+  for (const auto& w : winners) {
+    if (!want("winners")) break;
+    if (w.env.gpu_name != gpu_name) continue;
+    const std::string name = fmt::format("stored winner {} {} still verifies and wins", w.problem_key, w.math);
+    guarded(name, [&] {
+      VariantResult stored = injected_from_winner(w);
+      stored.variant.name += ".stored";
+      if (opt.stale) {
+        // TEST-ONLY: recompile with a delay kernel appended to the plan (correct, but slow).
+        auto& v = stored.variant;
+        v.source += "\n" + std::string(codegen::template_source("planted.cu"));
+        gpu::CompileOptions co;
+        co.arch = w.env.arch();
+        const auto cr = gpu::compile_cuda(v.source, v.name, co);
+        if (!cr.ok()) throw Error(ExitCode::failure, "stale plant did not compile: " + cr.log.substr(0, 200));
+        stored.compile.cubin = cr.cubin;
+        codegen::Step delay;
+        delay.kind = codegen::StepKind::kernel;
+        delay.kernel_name = "ft_planted_delay";
+        delay.args = {v.output_buffer, v.output_buffer, "chan"};
+        v.plan.push_back(delay);
+      }
+      TuneOptions o;
+      o.worker_exe = opt.worker_exe;
+      o.math = w.math;
+      o.injected = {stored};
+      o.on_device = [](const nlohmann::json&) {
+        TuneDecision d;
+        d.only = {"(baselines only)"};  // no generated variant has this name
+        return d;
+      };
+      const auto rep = run_tune(spec::parse(w.canonical), o);
+      const auto it = std::find_if(rep.results.begin(), rep.results.end(),
+                                   [&](const VariantResult& r) { return r.variant.name == stored.variant.name; });
+      if (it == rep.results.end() || it->status != Status::ok)
+        return SmokeCheck{name, Outcome::failed,
+                          it == rep.results.end() ? "not run" : fmt::format("{}: {}", status_name(it->status), it->reason)};
+      if (!rep.unfused || !rep.cudnn) return SmokeCheck{name, Outcome::failed, "a baseline did not verify"};
+      const auto& u = rep.results[*rep.unfused].time;
+      const auto& c = rep.results[*rep.cudnn].time;
+      const auto& t = it->time;
+      // "Beats" means by more than the measured spread (at least 1%); against the conv alone
+      // (a floor no full pipeline beats) the stored ratio must hold within the spread (>= 5%).
+      const double s = std::max({t.spread, u.spread, 0.01});
+      const bool beats_unfused = t.median_ms * (1 + s) < u.median_ms;
+      const double ratio = c.median_ms / t.median_ms, stored_ratio = w.speedup_vs_cudnn();
+      const bool holds_vs_cudnn = ratio >= stored_ratio * (1 - std::max(s, 0.05));
+      const std::string detail = fmt::format(
+          "{:.3f} ms (stored {:.3f}); unfused {:.3f} ms: {:.2f}x (stored {:.2f}x); cudnn {:.3f} ms: {:.2f}x (stored {:.2f}x); spread {:.1f}%",
+          t.median_ms, w.time_median_ms, u.median_ms, u.median_ms / t.median_ms, w.speedup_vs_unfused(), c.median_ms,
+          ratio, stored_ratio, 100 * s);
+      return SmokeCheck{name, beats_unfused && holds_vs_cudnn ? Outcome::passed : Outcome::failed, detail};
+    });
+  }
+  return checks;
+}
+
+}  // namespace fusetune::tune

@@ -1,0 +1,250 @@
+// Moving records between machines: dump, import, merge, verify.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "common/error.hpp"
+#include "db/connection.hpp"
+#include "db/database.hpp"
+#include "db/dump.hpp"
+#include "db/schema.hpp"
+#include "db_test_support.hpp"
+#include "tune/temp_dir.hpp"
+
+namespace fusetune::db {
+namespace {
+
+using testing::a100;
+using testing::h200;
+using testing::result;
+namespace fs = std::filesystem;
+
+const std::string kKey = "ca98e8d32aaaaf30";
+
+std::string all_bytes() {
+  std::string s;
+  for (int i = 0; i < 256; ++i) s += static_cast<char>(i);
+  return s;
+}
+
+// Every kind of value the dump must carry: NaN (NULL), infinities, invalid UTF-8, control
+// characters, a CUBIN with every byte value, shipped and measured winners.
+void fill(Database& db) {
+  auto odd = result("odd", 1.0);
+  odd.max_abs = std::numeric_limits<double>::quiet_NaN();
+  odd.max_rel = std::numeric_limits<double>::infinity();
+  odd.rel_l2 = -std::numeric_limits<double>::infinity();
+  odd.log_excerpt = std::string("bad utf-8: \xff\xfe, nul: \0, tab\t\"q\"\n", 31);
+  odd.reason = "caf\xc3\xa9 \xe2\x9c\x93";
+  odd.time_min_ms = 0.1 + 0.2;  // a value with a long shortest representation
+  db.write_results(h200(), {result("v1", 1.5), odd, result("unfused", 4.4, "unfused")});
+  db.write_results(a100(), {result("v1", 2.5, "epilogue", "a73ebae46f0947b2", "fp32")});
+  auto w = testing::winner(h200(), "v1", 1.5);
+  w.cubin = all_bytes();
+  db.write_winner(w);
+  auto s = testing::winner(a100(), "v1", 2.5, "a73ebae46f0947b2", "fp32");
+  s.shipped = true;
+  s.cubin.clear();
+  db.write_winner(s);
+}
+
+class DbDump : public ::testing::Test {
+ protected:
+  // Without tuning_db/shipped's records unless asked, so the test's own records are all there is.
+  Database fresh(const std::string& name, bool load_shipped = false) {
+    return Database::open((dir_.path() / name).string(), OpenOptions{.load_shipped = load_shipped});
+  }
+  tune::TempDir dir_{"ft-db"};
+};
+
+TEST_F(DbDump, ImportOfADumpDumpsTheSameBytes) {
+  auto a = fresh("a.db", true);  // shipped records too, where there are any
+  fill(a);
+  const std::string text = a.dump();
+  auto b = fresh("b.db", true);
+  b.import_dump(text);
+  EXPECT_EQ(b.dump(), text);
+  const auto w = b.winner(kKey, "tf32", h200().fingerprint());
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->cubin, all_bytes());
+  EXPECT_TRUE(b.verify().ok);
+  // Importing the same dump again changes nothing.
+  b.import_dump(text);
+  EXPECT_EQ(b.dump(), text);
+}
+
+TEST_F(DbDump, DumpIsJsonLinesWithAVersionedHeader) {
+  auto a = fresh("a.db");
+  fill(a);
+  const std::string text = a.dump();
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "{\"fusetune_dump\":1,\"schema_version\":" + std::to_string(kSchemaVersion) + "}");
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_NE(text.find("{\"table\":\"environments\",\"fingerprint\":\"gpu=NVIDIA H200;"), std::string::npos);
+  EXPECT_NE(text.find("\"env\":\"gpu=NVIDIA A100"), std::string::npos);
+  EXPECT_NE(text.find("\"problem\":\"" + kKey + "\""), std::string::npos);
+  EXPECT_NE(text.find("\"cubin\":{\"base64\":\"AAECAwQF"), std::string::npos);
+  EXPECT_NE(text.find("\"log_excerpt\":{\"text_base64\":"), std::string::npos);
+  EXPECT_NE(text.find("\"max_abs\":null,\"max_rel\":{\"real\":\"inf\"},\"rel_l2\":{\"real\":\"-inf\"}"),
+            std::string::npos);
+  EXPECT_NE(text.find("\"reason\":\"caf\xc3\xa9 \xe2\x9c\x93\""), std::string::npos);
+  EXPECT_EQ(text.find("\"id\":"), std::string::npos) << "row ids are local to one file";
+}
+
+TEST_F(DbDump, ImportKeepsTheNewerRecord) {
+  auto ours = fresh("ours.db");
+  auto mine = result("v1", 1.0);
+  mine.created_at = "2026-05-01T00:00:00.000Z";
+  auto kept = result("v2", 1.0);
+  kept.created_at = "2026-05-01T00:00:00.000Z";
+  ours.write_results(h200(), {mine, kept});
+
+  auto theirs = fresh("theirs.db");
+  auto newer = result("v1", 0.5);
+  newer.created_at = "2026-06-01T00:00:00.000Z";
+  auto older = result("v2", 0.5);
+  older.created_at = "2026-04-01T00:00:00.000Z";
+  theirs.write_results(h200(), {newer, older, result("v3", 0.7)});
+  ours.import_dump(theirs.dump());
+
+  std::map<std::string, double> got;
+  for (const auto& r : ours.results(kKey, "", std::nullopt)) got[r.variant_name] = r.time_median_ms;
+  EXPECT_EQ(got, (std::map<std::string, double>{{"v1", 0.5}, {"v2", 1.0}, {"v3", 0.7}}));
+}
+
+TEST_F(DbDump, MalformedDumpsAreRefusedNamingTheLineAndChangeNothing) {
+  auto a = fresh("a.db");
+  fill(a);
+  const std::string before = a.dump();
+  const std::string header = "{\"fusetune_dump\":1,\"schema_version\":1}\n";
+  const std::string env_line = before.substr(before.find("{\"table\":\"environments\""),
+                                             before.find('\n', before.find("{\"table\":\"environments\"")) -
+                                                 before.find("{\"table\":\"environments\"") + 1);
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "empty"},
+      {"{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n", "line 1: not a fusetune dump"},
+      {"{\"fusetune_dump\":1,\"schema_version\":99}\n", "schema version 99"},
+      {header + "not json\n", "line 2: not JSON"},
+      {header + "{\"table\":\"users\"}\n", "line 2: unknown table 'users'"},
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"colour\":1}\n", "no field 'colour'"},
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"id\":5}\n", "no field 'id'"},
+      {header + "{\"table\":\"problems\",\"key\":\"k\"}\n", "line 2: "},  // canonical is NOT NULL
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":[1]}\n", "wrong kind"},
+      {header + env_line + "{\"table\":\"results\",\"env\":\"gpu=nowhere\",\"problem\":\"k\"}\n",
+       "line 3: environments 'gpu=nowhere' is neither in the database"},
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n"
+                "{\"table\":\"problems\",\"key\":\"k2\",\"canonical\":{\"base64\":\"!!\"}}\n",
+       "line 3: 'canonical' is not valid base64"},
+  };
+  for (const auto& [text, fault] : cases) {
+    try {
+      a.import_dump(text);
+      ADD_FAILURE() << "imported: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fault), std::string::npos) << e.what() << "\nwanted: " << fault;
+    }
+    EXPECT_EQ(a.dump(), before) << "a refused import left records behind: " << text;
+  }
+}
+
+TEST_F(DbDump, MergeAddsTheirRecordsKeepsOursAndLeavesTheirFileAlone) {
+  auto ours = fresh("ours.db");
+  auto mine = result("v1", 1.0);
+  mine.created_at = "2026-05-01T00:00:00.000Z";
+  ours.write_results(h200(), {mine, result("only-ours", 2.0)});
+  auto shipped = testing::winner(a100(), "shipped", 3.0);
+  shipped.shipped = true;
+  ours.write_winner(shipped);
+  ours.write_winner(testing::winner(h200(), "our-winner", 1.0));
+
+  const fs::path their_path = dir_.path() / "theirs.db";
+  {
+    auto theirs = Database::open(their_path.string(), OpenOptions{.load_shipped = false});
+    auto newer = result("v1", 0.5);
+    newer.created_at = "2026-06-01T00:00:00.000Z";
+    theirs.write_results(h200(), {newer, result("only-theirs", 0.7)});
+    theirs.write_winner(testing::winner(a100(), "measured", 2.0));  // beats our shipped one
+    auto old_shipped = testing::winner(h200(), "their-shipped", 0.1);
+    old_shipped.shipped = true;  // never beats our measured one
+    theirs.write_winner(old_shipped);
+  }
+  const std::string their_bytes = testing::read_bytes(their_path);
+  ours.merge_from(their_path.string());
+  EXPECT_EQ(testing::read_bytes(their_path), their_bytes);
+
+  std::map<std::string, double> got;
+  for (const auto& r : ours.results(kKey, "", std::nullopt)) got[r.variant_name] = r.time_median_ms;
+  EXPECT_EQ(got, (std::map<std::string, double>{{"v1", 0.5}, {"only-ours", 2.0}, {"only-theirs", 0.7}}));
+  EXPECT_EQ(ours.winner(kKey, "tf32", a100().fingerprint())->variant_name, "measured");
+  EXPECT_EQ(ours.winner(kKey, "tf32", h200().fingerprint())->variant_name, "our-winner");
+  EXPECT_TRUE(ours.verify().ok);
+
+  const std::string once = ours.dump();
+  ours.merge_from(their_path.string());
+  EXPECT_EQ(ours.dump(), once) << "merging twice adds nothing";
+}
+
+TEST_F(DbDump, MergeRefusesWhatIsNotASoundFusetuneDatabase) {
+  auto ours = fresh("ours.db");
+  fill(ours);
+  const std::string before = ours.dump();
+
+  EXPECT_THROW(ours.merge_from((dir_.path() / "missing.db").string()), InputError);
+
+  const fs::path foreign = dir_.path() / "foreign.db";
+  { Connection::open(foreign.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).exec("CREATE TABLE t (a)"); }
+  EXPECT_THROW(ours.merge_from(foreign.string()), InputError);
+
+  const fs::path broken = dir_.path() / "broken.db";
+  { (void)Database::open(broken.string()); }
+  {
+    const auto c = Connection::open(broken.string(), SQLITE_OPEN_READWRITE);
+    c.exec("INSERT INTO problems (key, canonical) VALUES ('k', 'c');"
+           "INSERT INTO results (env_id, problem_id, math, candidate, variant_name, params_json, status, created_at) "
+           "VALUES (999, 1, 'tf32', 'epilogue', 'v', '{}', 'ok', '2026-01-01T00:00:00.000Z')");
+  }
+  try {
+    ours.merge_from(broken.string());
+    ADD_FAILURE() << "merged a broken database";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fails verification: results row "), std::string::npos) << what;
+    EXPECT_NE(what.find("refers to a missing environments row"), std::string::npos) << what;
+  }
+  EXPECT_EQ(ours.dump(), before);
+}
+
+TEST_F(DbDump, VerifyFindsWhatIsBroken) {
+  const fs::path p = dir_.path() / "t.db";
+  {
+    auto db = Database::open(p.string());
+    fill(db);
+    EXPECT_TRUE(db.verify().ok);
+  }
+  {
+    // Foreign keys are off on a plain connection, as in any tool that is not fusetune.
+    const auto c = Connection::open(p.string(), SQLITE_OPEN_READWRITE);
+    c.exec("INSERT INTO results (env_id, problem_id, math, candidate, variant_name, params_json, status, created_at) "
+           "VALUES (999, 1, 'tf32', 'epilogue', 'dangling', '{}', 'ok', '2026-01-01T00:00:00.000Z');"
+           "UPDATE environments SET driver = 'tampered' WHERE gpu_name = 'NVIDIA H200';"
+           "ALTER TABLE winners DROP COLUMN ptx;"
+           "CREATE TABLE notes (a TEXT);");
+  }
+  auto db = Database::open(p.string());
+  const VerifyReport report = db.verify();
+  EXPECT_FALSE(report.ok);
+  const auto has = [&](const std::string& text) {
+    for (const auto& line : report.problems)
+      if (line.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("results row")) << ::testing::PrintToString(report.problems);
+  EXPECT_TRUE(has("refers to a missing environments row"));
+  EXPECT_TRUE(has("does not match its own fields"));
+  EXPECT_TRUE(has("column winners.ptx is missing"));
+  EXPECT_TRUE(has("table notes is not in the schema"));
+}
+
+}  // namespace
+}  // namespace fusetune::db
