@@ -226,12 +226,14 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
       const auto& u = rep.results[*rep.unfused].time;
       const auto& c = rep.results[*rep.cudnn].time;
       const auto& t = it->time;
-      // "Beats" means by more than the measured spread (at least 1%); against the conv alone
-      // (a floor no full pipeline beats) the stored ratio must hold within the spread (>= 5%).
+      // "Beats" unfused means by more than the measured spread (at least 1%). The conv alone is
+      // a floor no conv-then-epilogue pipeline beats, so against it the winner must keep its
+      // stored speedup: losing more than 3x the spread (at least 10%) is a regression. (A 5%
+      // bound failed on the H200 when cuDNN's own conv ran 8% faster than when stored.)
       const double s = std::max({t.spread, u.spread, 0.01});
       const bool beats_unfused = t.median_ms * (1 + s) < u.median_ms;
       const double ratio = c.median_ms / t.median_ms, stored_ratio = w.speedup_vs_cudnn();
-      const bool holds_vs_cudnn = ratio >= stored_ratio * (1 - std::max(s, 0.05));
+      const bool holds_vs_cudnn = ratio >= stored_ratio * (1 - std::max(3 * s, 0.10));
       const std::string detail = fmt::format(
           "{:.3f} ms (stored {:.3f}); unfused {:.3f} ms: {:.2f}x (stored {:.2f}x); cudnn {:.3f} ms: {:.2f}x (stored {:.2f}x); spread {:.1f}%",
           t.median_ms, w.time_median_ms, u.median_ms, u.median_ms / t.median_ms, w.speedup_vs_unfused(), c.median_ms,
