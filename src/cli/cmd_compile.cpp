@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "codegen/generate.hpp"
@@ -17,12 +18,6 @@
 namespace fusetune::cli {
 
 namespace {
-
-std::string params_text(const codegen::Variant& v) {
-  std::string s;
-  for (const auto& [name, value] : v.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
-  return s.empty() ? "-" : s;
-}
 
 nlohmann::json params_json(const codegen::Variant& v) {
   nlohmann::json j = nlohmann::json::object();

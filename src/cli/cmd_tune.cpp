@@ -2,11 +2,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "common/error.hpp"
@@ -22,14 +24,14 @@ namespace fusetune::cli {
 
 namespace {
 
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  std::ofstream f(path);
+  if (!f) throw InputError(fmt::format("cannot write --json file '{}'", path));
+  f << j.dump(2) << "\n";
+}
+
 std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
 std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
-
-std::string params_text(const codegen::Variant& v) {
-  std::string s;
-  for (const auto& [name, value] : v.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
-  return s.empty() ? "-" : s;
-}
 
 int group(const std::string& candidate) {
   if (candidate == "cudnn") return 0;
@@ -181,30 +183,22 @@ int run_tune(const TuneArgs& args) {
                w.canonical, w.problem_key, w.env.gpu_name, w.created_at, w.shipped ? ", shipped" : "", w.variant_name,
                w.candidate, w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
                w.cudnn_median_ms);
-    if (!args.json_file.empty()) {
-      std::ofstream f(args.json_file);
-      if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
-      f << nlohmann::json{{"schema", "fusetune.tune/1"}, {"problem", w.canonical}, {"key", w.problem_key},
-                          {"math", w.math}, {"stored", true},
-                          {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
-                                      {"time_ms", {{"median", w.time_median_ms}}},
-                                      {"speedup_vs_unfused", w.speedup_vs_unfused()},
-                                      {"speedup_vs_cudnn", w.speedup_vs_cudnn()},
-                                      {"variant", nlohmann::json::parse(w.variant_json)}}}}
-                .dump(2)
-        << "\n";
-    }
+    if (!args.json_file.empty())
+      write_json_file(args.json_file,
+                      {{"schema", "fusetune.tune/1"}, {"problem", w.canonical}, {"key", w.problem_key},
+                       {"math", w.math}, {"stored", true},
+                       {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
+                                   {"time_ms", {{"median", w.time_median_ms}}},
+                                   {"speedup_vs_unfused", w.speedup_vs_unfused()},
+                                   {"speedup_vs_cudnn", w.speedup_vs_cudnn()},
+                                   {"variant", nlohmann::json::parse(w.variant_json)}}}});
     return int(ExitCode::ok);
   }
   if (!narrowed.empty()) fmt::print("note: {}\n", narrowed);
   print_report(rep);
   if (rep.winner) database.write_winner(tune::winner_record(rep, env));
   fmt::print("database {}\n", db_path);
-  if (!args.json_file.empty()) {
-    std::ofstream f(args.json_file);
-    if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
-    f << tune::report_to_json(rep).dump(2) << "\n";
-  }
+  if (!args.json_file.empty()) write_json_file(args.json_file, tune::report_to_json(rep));
   return rep.winner ? int(ExitCode::ok) : int(ExitCode::failure);
 }
 
