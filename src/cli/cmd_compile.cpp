@@ -10,22 +10,13 @@
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "codegen/generate.hpp"
+#include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
 #include "tune/compile_all.hpp"
 
 namespace fusetune::cli {
-
-namespace {
-
-nlohmann::json params_json(const codegen::Variant& v) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : v.params) j[name] = value;
-  return j;
-}
-
-}  // namespace
 
 void register_compile(CLI::App& app, CompileArgs& args) {
   auto* cmd = app.add_subcommand("compile", "generate and compile every variant with NVRTC (no GPU needed)");
@@ -70,7 +61,7 @@ int run_compile(const CompileArgs& args) {
       nlohmann::json v;
       v["candidate"] = r.variant.candidate;
       v["name"] = r.variant.name;
-      v["params"] = params_json(r.variant);
+      v["params"] = codegen::params_object(r.variant);
       v["status"] = tune::status_name(r.status);
       if (!r.reason.empty()) v["reason"] = r.reason;
       v["registers"] = r.compile.registers;

@@ -13,7 +13,7 @@
 int main(int argc, char** argv) {
   using namespace fusetune;
   // The tuner's GPU worker (tune/worker_client.hpp): not a user command, so not in --help.
-  if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main(0);
+  if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main();
   CLI::App app{"fusetune: JIT autotuner for fused convolution epilogues on NVIDIA GPUs"};
   app.set_version_flag("--version", FUSETUNE_VERSION);
   app.require_subcommand(1, 1);

@@ -35,6 +35,10 @@ inline constexpr int64_t kStageChanBytes = 8 * 1024;
 // y NCHW -> out (N, 1, P, Q): epilogue_reduce.cu.
 [[nodiscard]] KernelDesign reduce_nchw_design(const Shape& s, const gpu::DeviceLimits& dev);
 
+// epilogue_pointwise.cu in either layout: the two designs above and below differ only in the
+// name prefix and the extent a vector must divide (P*Q for NCHW, K for NHWC).
+[[nodiscard]] KernelDesign pointwise_design(const Shape& s, const gpu::DeviceLimits& dev, int64_t layout);
+
 // y NHWC -> out NHWC (in place): epilogue_pointwise.cu with layout 1.
 [[nodiscard]] KernelDesign pointwise_nhwc_design(const Shape& s, const gpu::DeviceLimits& dev);
 // y NHWC -> out NCHW, transpose fused: epilogue_pointwise_nhwc.cu.

@@ -5,27 +5,7 @@ namespace fusetune::codegen {
 
 // epilogue_pointwise.cu, layout 0: a flat, vectorized pass over y, written in place.
 KernelDesign pointwise_nchw_design(const Shape& s, const gpu::DeviceLimits& dev) {
-  KernelDesign d{"epilogue.nchw", "epilogue_pointwise.cu", "ft_epilogue_pointwise", {}};
-  ParamSpace& sp = d.space;
-  sp.param("layout", "", {kLayoutNchw})
-      .param("block", "b", {128, 256, 512, 1024})
-      .param("vec", "v", {1, 2, 4})
-      .param("ept", "e", {1, 2, 4, 8})
-      .param("in_place", "", {1});
-  const int64_t pq = s.pq;
-  sp.require("vec must divide P*Q (a vector stays inside one channel and aligned)",
-             [=](const ParamValues& v) { return pq % v.at("vec") == 0; });
-  require_block_fits(
-      sp, dev, [](const ParamValues& v) { return v.at("block"); }, [](const ParamValues&) { return int64_t(0); });
-  const int64_t total = s.conv_out_elems();
-  sp.launch = [=](const ParamValues& v) {
-    LaunchConfig l;
-    const int64_t per_block = v.at("block") * v.at("vec") * v.at("ept");
-    l.grid = {uint32_t(ceil_div(total, per_block)), 1, 1};
-    l.block = {uint32_t(v.at("block")), 1, 1};
-    return l;
-  };
-  return d;
+  return pointwise_design(s, dev, kLayoutNchw);
 }
 
 // epilogue_reduce.cu: (tile/vec) x csplit threads per block over `tile` pixels of one image.

@@ -5,26 +5,7 @@ namespace fusetune::codegen {
 
 // epilogue_pointwise.cu, layout 1: y NHWC -> out NHWC in place (the spec allows an NHWC output).
 KernelDesign pointwise_nhwc_design(const Shape& s, const gpu::DeviceLimits& dev) {
-  KernelDesign d{"epilogue.nhwc", "epilogue_pointwise.cu", "ft_epilogue_pointwise", {}};
-  ParamSpace& sp = d.space;
-  sp.param("layout", "", {kLayoutNhwc})
-      .param("block", "b", {128, 256, 512, 1024})
-      .param("vec", "v", {1, 2, 4})
-      .param("ept", "e", {1, 2, 4, 8})
-      .param("in_place", "", {1});
-  const int64_t k = s.k;
-  sp.require("vec must divide K (a vector covers channels of one pixel, aligned)",
-             [=](const ParamValues& v) { return k % v.at("vec") == 0; });
-  require_block_fits(
-      sp, dev, [](const ParamValues& v) { return v.at("block"); }, [](const ParamValues&) { return int64_t(0); });
-  const int64_t total = s.conv_out_elems();
-  sp.launch = [=](const ParamValues& v) {
-    LaunchConfig l;
-    l.grid = {uint32_t(ceil_div(total, v.at("block") * v.at("vec") * v.at("ept"))), 1, 1};
-    l.block = {uint32_t(v.at("block")), 1, 1};
-    return l;
-  };
-  return d;
+  return pointwise_design(s, dev, kLayoutNhwc);
 }
 
 // epilogue_pointwise_nhwc.cu: tiles of tile_pq pixels x 32 channels through shared memory.

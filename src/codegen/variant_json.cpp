@@ -65,6 +65,12 @@ nlohmann::json params_to_json(const Variant& v) {
   return j;
 }
 
+nlohmann::json params_object(const Variant& v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : v.params) j[name] = value;
+  return j;
+}
+
 nlohmann::json to_json(const Variant& v) {
   nlohmann::json j;
   j["candidate"] = v.candidate;

@@ -10,6 +10,7 @@ namespace fusetune::codegen {
 nlohmann::json to_json(const Variant& v);
 Variant variant_from_json(const nlohmann::json& j);
 
-nlohmann::json params_to_json(const Variant& v);
+nlohmann::json params_to_json(const Variant& v);    // [[name, value], ...]: keeps the order
+nlohmann::json params_object(const Variant& v);     // {"name": value, ...}: for reports
 
 }  // namespace fusetune::codegen

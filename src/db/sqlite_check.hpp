@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/source_file.hpp"
 
 namespace fusetune::db {
 
@@ -38,13 +39,6 @@ void report_sqlite_error(sqlite3* db, int result, const char* call, const char* 
 
 }  // namespace fusetune::db
 
-#ifndef FUSETUNE_FILE
-#if defined(__FILE_NAME__)
-#define FUSETUNE_FILE __FILE_NAME__  // "module.cpp", not the build machine's absolute path
-#else
-#define FUSETUNE_FILE __FILE__
-#endif
-#endif
 
 #define FT_SQLITE_CALL(handle, expr)                                                               \
   do {                                                                                           \

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/source_file.hpp"
 
 namespace fusetune::gpu {
 
@@ -40,13 +41,6 @@ void report_cu_error(CUresult result, const char* call, const char* file, int li
 
 }  // namespace fusetune::gpu
 
-#ifndef FUSETUNE_FILE
-#if defined(__FILE_NAME__)
-#define FUSETUNE_FILE __FILE_NAME__  // "module.cpp", not the build machine's absolute path
-#else
-#define FUSETUNE_FILE __FILE__
-#endif
-#endif
 
 #define FT_CU_CALL(expr)                                                                  \
   do {                                                                                    \

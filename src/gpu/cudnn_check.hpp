@@ -7,6 +7,7 @@
 #include <cudnn.h>
 
 #include <string>
+#include "common/source_file.hpp"
 
 namespace fusetune::gpu::detail {
 
@@ -24,13 +25,6 @@ void discard_cudnn_last_error() noexcept;
 }  // namespace fusetune::gpu::detail
 
 // Same guard as cuda_check.hpp: errors name "cudnn_conv.cpp", not the build machine's path.
-#ifndef FUSETUNE_FILE
-#if defined(__FILE_NAME__)
-#define FUSETUNE_FILE __FILE_NAME__
-#else
-#define FUSETUNE_FILE __FILE__
-#endif
-#endif
 
 #define FT_CUDNN_CALL(expr)                                                                   \
   do {                                                                                        \

@@ -3,6 +3,7 @@
 // carrying file:line, NVRTC's error name and the call's own text. A compile error in a
 // variant is NOT reported through this: compile_cuda() returns it as a status with the log.
 #include <nvrtc.h>
+#include "common/source_file.hpp"
 
 namespace fusetune::gpu::detail {
 
@@ -10,13 +11,6 @@ namespace fusetune::gpu::detail {
 
 }  // namespace fusetune::gpu::detail
 
-#ifndef FUSETUNE_FILE
-#if defined(__FILE_NAME__)
-#define FUSETUNE_FILE __FILE_NAME__  // "module.cpp", not the build machine's absolute path
-#else
-#define FUSETUNE_FILE __FILE__
-#endif
-#endif
 
 #define FT_NVRTC_CALL(expr)                                                          \
   do {                                                                               \

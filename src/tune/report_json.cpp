@@ -9,8 +9,7 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   nlohmann::json j;
   j["candidate"] = r.variant.candidate;
   j["name"] = r.variant.name;
-  j["params"] = nlohmann::json::object();
-  for (const auto& [k, v] : r.variant.params) j["params"][k] = v;
+  j["params"] = codegen::params_object(r.variant);
   j["status"] = status_name(r.status);
   if (!r.reason.empty()) j["reason"] = r.reason;
   j["verified"] = r.verified;

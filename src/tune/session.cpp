@@ -312,8 +312,7 @@ nlohmann::json Session::verify(Loaded& l, const nlohmann::json& policy) {
   return r;
 }
 
-void Session::flush_l2_if_needed(const Loaded& l) {
-  (void)l;
+void Session::flush_l2_if_needed() {
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double ws = 4.0 * double(problem_.conv.input_elems() + problem_.conv.conv_out_elems() + problem_.out_elems());
   if (ws < 2.0 * double(device_.limits.l2_bytes))
@@ -321,7 +320,7 @@ void Session::flush_l2_if_needed(const Loaded& l) {
 }
 
 Session::Sample Session::time_once(Loaded& l) {
-  flush_l2_if_needed(l);
+  flush_l2_if_needed();
   execute(l, true);
   events_[l.variant.plan.size()].synchronize();
   // Untimed steps (one-time parameter transforms, e.g. filters to KRSC) run but don't count.

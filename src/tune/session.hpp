@@ -64,7 +64,7 @@ class Session {
   nlohmann::json verify(Loaded& l, const nlohmann::json& policy);
   Sample time_once(Loaded& l);
   nlohmann::json time(Loaded& l, const TimingPolicy& policy);
-  void flush_l2_if_needed(const Loaded& l);
+  void flush_l2_if_needed();
   double measure_copy_bandwidth();
 
   spec::Problem problem_;

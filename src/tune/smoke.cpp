@@ -140,10 +140,11 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
   });
 
   const auto winners = database->winners(std::nullopt, "", std::nullopt);
+  const bool nvcc = have_nvcc();
   for (const auto& w : winners) {
     if (!want("exports")) break;
     const std::string name = fmt::format("export of {} {} ({}) compiles", w.problem_key, w.math, w.env.gpu_name);
-    if (!have_nvcc()) {
+    if (!nvcc) {
       add({name, Outcome::skipped, "nvcc not on PATH"});
       continue;
     }

@@ -35,8 +35,7 @@ void send(FILE* out, const nlohmann::json& j) {
 
 }  // namespace
 
-int worker_main(int device_hint) {
-  (void)device_hint;
+int worker_main() {
   FILE* out = claim_protocol_channel();
   std::unique_ptr<Session> session;
   std::string line;

@@ -2,5 +2,5 @@
 namespace fusetune::tune {
 // Entry point of `fusetune __worker`: reads JSON requests on stdin, answers on stdout
 // (see worker_client.hpp). Returns the process exit code.
-int worker_main(int device_hint);
+int worker_main();
 }  // namespace fusetune::tune
