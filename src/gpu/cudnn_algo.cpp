@@ -5,14 +5,6 @@
 
 namespace fusetune::gpu {
 
-std::string_view math_mode_name(MathMode mode) { return mode == MathMode::tf32 ? "tf32" : "fp32"; }
-
-std::optional<MathMode> parse_math_mode(std::string_view text) {
-  if (text == "tf32") return MathMode::tf32;
-  if (text == "fp32") return MathMode::fp32;
-  return std::nullopt;
-}
-
 std::string fwd_algo_name(int algo) {
   // Indexed by cudnnConvolutionFwdAlgo_t; the static_assert keeps the table in step with cudnn.h.
   static constexpr std::array<const char*, 8> names = {

@@ -9,14 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "common/math_mode.hpp"
+
 namespace fusetune::gpu {
 
-// tf32: tensor cores with TF32 products allowed (PyTorch's default for cuDNN convolutions).
-// fp32: strict IEEE fp32 products (FMA kernels only), PyTorch's allow_tf32=False.
-enum class MathMode { tf32, fp32 };
-
-[[nodiscard]] std::string_view math_mode_name(MathMode mode);  // "tf32" | "fp32"
-[[nodiscard]] std::optional<MathMode> parse_math_mode(std::string_view text);
+// The math mode is fusetune's own type (common/math_mode.hpp); cuDNN code names it here too.
+using fusetune::MathMode;
+using fusetune::math_mode_name;
+using fusetune::parse_math_mode;
 
 // One (algorithm, math type) result of cudnnFindConvolutionForwardAlgorithmEx.
 struct ConvAlgoChoice {

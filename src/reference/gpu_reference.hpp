@@ -1,15 +1,17 @@
 #pragma once
 // The float64 reference on the GPU, for verifying candidates on full-size problems (the
 // CPU reference is for small shapes): device-side input draws and guard patterns, the
-// reference itself (direct conv in double, then the epilogue in double), and the
-// comparison of a candidate's fp32 output with it, all without leaving the device.
+// reference itself (direct conv in double, then the epilogue in double), the error bound of
+// the math mode's rule, and the comparison of a candidate's fp32 output with it, all without
+// leaving the device.
 //
 // Typical use in the worker (a gpu::Context current on this thread):
-//   GpuReference ref(problem, device.limits.arch_flag());
+//   GpuReference ref(problem, device.limits.arch_flag(), MathMode::tf32);
 //   ref.fill_uniform(x, n_x, seed, 0.0f, 1.0f, stream);          // or upload host inputs
-//   ref.compute(x, w, chan, y64.ptr(), ref64.ptr(), stream);
+//   RefAnswer answer = ref.compute(x, w, chan, /*with_conv=*/true, stream);
 //   ... run the candidate into out ...
-//   GpuErrorStats e = ref.compare(out, out_nhwc, ref64.ptr(), 1e-4, 1e-4, stream);
+//   GpuErrorStats e = ref.compare(out, out_nhwc, answer.output, stream);
+//   Verdict v = judge(e, MathMode::tf32);                          // reference/tolerance.hpp
 //
 // Not thread-safe: one object serves one thread (its result scratch is shared by calls).
 // Methods that return a result synchronize `stream`; the others only enqueue work on it.
@@ -18,9 +20,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/math_mode.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/module.hpp"
 #include "reference/gpu_sources.hpp"
@@ -28,18 +32,41 @@
 
 namespace fusetune::reference {
 
-// The figures of reference/compare.hpp's ErrorStats, computed on the device with the same
-// match rules (see kernel_templates/ref_compare.cu).
+// The figures of one comparison, computed on the device (kernel_templates/ref_compare.cu)
+// with the match rules of reference/compare.hpp, under the math mode's tolerance:
+//   fp32: element i passes when |out - ref| <= 1e-4 + 1e-4*|ref|;
+//   tf32: element i passes when |out - ref| <= bound_i (the TF32 rule's per-element bound;
+//         an infinite bound marks an ill-conditioned element, counted in `unchecked` and
+//         never a mismatch, even when out is NaN there).
 struct GpuErrorStats {
   static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   double max_abs = 0.0;     // max |out - ref| over elements not NaN in both (inf if one side is)
   double max_rel = 0.0;     // max |out - ref| / |ref| where |ref| >= kRelFloor (1e-6)
   double rel_l2 = 0.0;      // sqrt(sum d^2 / sum ref^2) over elements finite in both
-  uint64_t mismatches = 0;  // elements failing |d| <= atol + rtol*|ref| (or NaN/inf rules)
-  uint64_t nonfinite = 0;   // out NaN or inf where ref is finite: an unwritten sentinel, overflow
+  double rel_l2_limit = 0;  // tf32: the rule's limit on rel_l2 for this draw; 0 under fp32
+  double worst_ratio = 0;   // max |out - ref| / tolerance_i over checked elements (> 1 fails)
+  uint64_t mismatches = 0;  // elements failing their tolerance (or the NaN/inf rules)
+  uint64_t nonfinite = 0;   // out NaN or inf where ref is finite (and checked): unwritten, overflow
+  uint64_t unchecked = 0;   // tf32: elements whose bound is infinite (ill-conditioned)
+  uint64_t count = 0;       // elements compared
   uint64_t first_bad = kNone;  // NCHW index of the first mismatch, kNone if none
 
   [[nodiscard]] bool ok() const { return mismatches == 0; }
+};
+
+// One reference result in device memory: the float64 values, NCHW, and under tf32 the
+// per-element bound and variance the TF32 rule needs (README, "Numerics and verification").
+struct RefArrays {
+  gpu::DeviceBuffer values;  // `count` doubles, NCHW
+  gpu::DeviceBuffer bound;   // tf32: `count` floats, |out - ref| allowed (inf: unchecked); empty under fp32
+  gpu::DeviceBuffer var;     // tf32: `count` floats, expected squared error of a correct TF32 result
+  uint64_t count = 0;
+};
+
+// What compute() returns for one input draw.
+struct RefAnswer {
+  RefArrays output;               // the problem's output: (N, K, P, Q) or (N, 1, P, Q)
+  std::optional<RefArrays> conv;  // the conv alone, without bias (N, K, P, Q), when asked for
 };
 
 // One NVRTC compile of a reference program, for logs and the lead's timing figures.
@@ -54,10 +81,11 @@ class GpuReference {
  public:
   // Renders and compiles the reference programs for `arch` ("sm_90") with NVRTC, in
   // parallel, and loads them into the CURRENT context (one gpu::Context must be current on
-  // this thread, now and for every call). Throws InputError for a problem the reference
-  // cannot index (see ref_conv_launch), fusetune::Error with NVRTC's log if a reference
-  // kernel does not compile (a bug in fusetune, not in a candidate).
-  GpuReference(const spec::Problem& problem, const std::string& arch);
+  // this thread, now and for every call). `math` selects the tolerance rule (tf32 also
+  // computes the bound arrays). Throws InputError for a problem the reference cannot index
+  // (see ref_conv_launch), fusetune::Error with NVRTC's log if a reference kernel does not
+  // compile (a bug in fusetune, not in a candidate).
+  GpuReference(const spec::Problem& problem, const std::string& arch, MathMode math);
 
   // p[0, n) = seeded uniform floats in [lo, hi), never 0 (see ref_fill.cu); the same seed
   // gives the same values on any GPU and grid. Requires finite lo < hi.
@@ -66,35 +94,38 @@ class GpuReference {
   void fill_u32(CUdeviceptr p, size_t n, uint32_t v, CUstream stream) const;
   // How many of the words p[0, n) differ from v. Synchronizes `stream`.
   [[nodiscard]] uint64_t check_u32(CUdeviceptr p, size_t n, uint32_t v, CUstream stream);
+  // Spins on the device for about `microseconds` (globaltimer): put in front of a timed region
+  // so the host has enqueued the whole region before the GPU reaches its first event.
+  void spin(double microseconds, CUstream stream) const;
 
-  // The reference output, float64 NCHW, into ref64_out (ref64_bytes()). Inputs are the
-  // candidate's fp32 inputs in logical order: x (N,C,H,W) -- an NHWC problem's input must
-  // be given in NCHW here -- w (K,C,R,S), chan [bias K if bias][param 0 K]... (as
-  // ProblemData::chan; may be 0 when empty). y64_scratch (y64_bytes()) receives the conv
-  // without bias. Without a reduction ref64_out may be y64_scratch itself (the epilogue
-  // works in place, saving 8*N*K*P*Q bytes); with one they must not overlap (throws when
-  // they are equal). Enqueued on `stream`; nothing is synchronized.
-  void compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, CUdeviceptr y64_scratch,
-               CUdeviceptr ref64_out, CUstream stream) const;
+  // The reference for inputs x (N,C,H,W, logical order even for an NHWC problem), w (K,C,R,S),
+  // chan [bias K if bias][param 0 K]... (may be 0 when empty). with_conv: also the conv-alone
+  // answer (the `cudnn` candidate's and cuDNN algorithm selection's reference), without running
+  // the double convolution twice. Allocates the answer's memory; synchronizes `stream`.
+  [[nodiscard]] RefAnswer compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, bool with_conv,
+                                  CUstream stream) const;
 
-  // Compares a candidate's fp32 output (out_elems() floats, NCHW or NHWC) with ref64 under
-  // |out - ref| <= atol + rtol*|ref|. Synchronizes `stream`.
-  [[nodiscard]] GpuErrorStats compare(CUdeviceptr out, bool out_nhwc, CUdeviceptr ref64, double atol,
-                                      double rtol, CUstream stream);
+  // Compares a candidate's fp32 output (answer.count floats, NCHW or NHWC) with `answer` under
+  // the math mode's tolerance. For the conv-alone answer pass its RefArrays (its channels are
+  // K). Synchronizes `stream`.
+  [[nodiscard]] GpuErrorStats compare(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream);
 
-  [[nodiscard]] static size_t y64_bytes(const spec::Problem& p);    // 8 * N*K*P*Q
-  [[nodiscard]] static size_t ref64_bytes(const spec::Problem& p);  // 8 * problem.out_elems()
+  // Device memory compute() allocates for one draw (answer and scratch at their peak), for the
+  // worker's "does the problem fit" check.
+  [[nodiscard]] static size_t answer_bytes(const spec::Problem& p, MathMode math, bool with_conv);
 
   [[nodiscard]] const spec::Problem& problem() const { return problem_; }
+  [[nodiscard]] MathMode math() const { return math_; }
   [[nodiscard]] const std::vector<RefProgramInfo>& programs() const { return programs_; }
 
  private:
   spec::Problem problem_;
+  MathMode math_;
   RefConvLaunch conv_launch_;
   std::vector<RefProgramInfo> programs_;
   std::vector<gpu::Module> modules_;  // own the functions below
-  CUfunction fill_uniform_ = nullptr, fill_u32_ = nullptr, check_u32_ = nullptr;
-  CUfunction conv_ = nullptr, epilogue_ = nullptr;
+  CUfunction fill_uniform_ = nullptr, fill_u32_ = nullptr, check_u32_ = nullptr, spin_ = nullptr;
+  CUfunction conv_ = nullptr, epilogue_ = nullptr, conv_bound_ = nullptr;
   CUfunction compare_init_ = nullptr, compare_ = nullptr;
   gpu::DeviceBuffer scratch_;  // compare's statistics and check_u32's counter
 };
