@@ -65,10 +65,16 @@ extern "C" __global__ void __launch_bounds__(FT_BLOCK)
         const int k = FT_CHAN_K(FT_LAYOUT ? k0 + j : k0);
         float x = v[e].e[j];
 #if FT_HAS_BIAS
-        x += chan[k];  // the conv bias: chan[0 .. K)
+        x += chan[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
 #endif
-        v[e].e[j] = ft_chain(x, k, chan);
+        v[e].e[j] = FT_PLANT_CHAIN(ft_chain, x, k, chan);
       }
+#if FT_LAYOUT
+      const ft_index pixel = i / FT_K;
+#else
+      const ft_index pixel = i / ((ft_index)FT_K * FT_PQ) * FT_PQ + i % FT_PQ;
+#endif
+      if (ft_plant_skips(pixel / FT_PQ, pixel % FT_PQ)) continue;
       ft_store<FT_VEC>(out + i, v[e]);
     }
   }

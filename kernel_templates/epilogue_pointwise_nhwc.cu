@@ -35,9 +35,9 @@ struct ft_epilogue_nhwc_fn {
   __device__ __forceinline__ float operator()(float v, int /*pq*/, int channel) const {
     const int k = FT_CHAN_K(channel);
 #if FT_HAS_BIAS
-    v += chan[k];  // the conv bias: chan[0 .. K)
+    v += chan[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
 #endif
-    return ft_chain(v, k, chan);
+    return FT_PLANT_CHAIN(ft_chain, v, k, chan);
   }
 };
 

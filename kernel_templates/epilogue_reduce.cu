@@ -42,13 +42,14 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 __device__ __forceinline__ void ft_reduce_channel(float (&acc)[FT_VEC], const ft_frag<FT_VEC>& v,
                                                   int channel, const float* __restrict__ cv) {
   const int k = FT_CHAN_K(channel);
+  if (ft_plant_skips_channel(channel)) return;
 #pragma unroll
   for (int j = 0; j < FT_VEC; ++j) {
     float x = v.e[j];
 #if FT_HAS_BIAS
-    x += cv[k];  // the conv bias: chan[0 .. K)
+    x += cv[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
 #endif
-    acc[j] = ft_reduce_step(acc[j], ft_chain_pre(x, k, cv));
+    acc[j] = ft_reduce_step(acc[j], FT_PLANT_CHAIN(ft_chain_pre, x, k, cv));
   }
 }
 
@@ -122,7 +123,7 @@ extern "C" __global__ void __launch_bounds__(FT_TX * FT_CSPLIT)
   }
 #endif
 
-  if (pq < FT_PQ) {
+  if (pq < FT_PQ && !ft_plant_skips(n, pq)) {
     ft_frag<FT_VEC> o;
 #pragma unroll
     for (int j = 0; j < FT_VEC; ++j) o.e[j] = ft_chain_post(ft_reduce_finish(acc[j]), 0, cv);

@@ -45,10 +45,11 @@ __device__ __forceinline__ float ft_reduce_vector(float acc, const ft_frag<FT_VE
   for (int j = 0; j < FT_VEC; ++j) {
     float x = v.e[j];
     const int k = FT_CHAN_K(k0 + j);
+    if (ft_plant_skips_channel(k0 + j)) continue;
 #if FT_HAS_BIAS
-    x += cv[k];  // the conv bias: chan[0 .. K)
+    x += cv[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
 #endif
-    acc = ft_reduce_step(acc, ft_chain_pre(x, k, cv));
+    acc = ft_reduce_step(acc, FT_PLANT_CHAIN(ft_chain_pre, x, k, cv));
   }
   return acc;
 }
@@ -105,5 +106,7 @@ extern "C" __global__ void __launch_bounds__(FT_BLOCK)
   for (int off = FT_LANES / 2; off > 0; off /= 2) {
     acc = ft_reduce_step(acc, __shfl_xor_sync(0xffffffffu, acc, off));
   }
-  if (p < kPixels && lane == 0) out[p] = ft_chain_post(ft_reduce_finish(acc), 0, cv);
+  if (p < kPixels && lane == 0 && !ft_plant_skips(p / FT_PQ, p % FT_PQ)) {
+    out[p] = ft_chain_post(ft_reduce_finish(acc), 0, cv);
+  }
 }

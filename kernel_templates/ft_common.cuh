@@ -26,6 +26,47 @@ typedef int ft_index;
 #define FT_CHAN_K(k) (k)
 #endif
 
+// Test-only: more planted bugs (FUSETUNE_TEST_PLANT=bias,row,reduce,twice; codegen/planted.cpp),
+// each of a kind verification must catch in both math modes. Real variants define none of them.
+//   FT_PLANT_BIAS_SHIFT         the conv bias of channel k+1 is added to channel k
+//   FT_PLANT_SKIP_ROW           output row P/2 of image 0 is never stored
+//   FT_PLANT_SKIP_LAST_CHANNEL  the channel reduction leaves out channel K-1
+//   FT_PLANT_CHAIN_TWICE        channel 0 gets the (pre-reduction) op chain applied twice
+#ifndef FT_PLANT_BIAS_SHIFT
+#define FT_PLANT_BIAS_SHIFT 0
+#endif
+#define FT_BIAS_K(k) (((k) + FT_PLANT_BIAS_SHIFT) % FT_K)
+#ifndef FT_PLANT_SKIP_ROW
+#define FT_PLANT_SKIP_ROW 0
+#endif
+#ifndef FT_PLANT_SKIP_LAST_CHANNEL
+#define FT_PLANT_SKIP_LAST_CHANNEL 0
+#endif
+// Whether the store of output pixel pq of image n is (planted to be) left out.
+__device__ __forceinline__ bool ft_plant_skips(long long n, long long pq) {
+#if FT_PLANT_SKIP_ROW
+  return n == 0 && pq / FT_Q == FT_P / 2;
+#else
+  (void)n;
+  (void)pq;
+  return false;
+#endif
+}
+// Whether channel k is (planted to be) left out of the reduction.
+__device__ __forceinline__ bool ft_plant_skips_channel(int k) {
+#if FT_PLANT_SKIP_LAST_CHANNEL
+  return k == FT_K - 1;
+#else
+  (void)k;
+  return false;
+#endif
+}
+#if defined(FT_PLANT_CHAIN_TWICE) && FT_PLANT_CHAIN_TWICE
+#define FT_PLANT_CHAIN(fn, x, k, chan) ((k) == 0 ? fn(fn(x, k, chan), k, chan) : fn(x, k, chan))
+#else
+#define FT_PLANT_CHAIN(fn, x, k, chan) fn(x, k, chan)
+#endif
+
 // ---- vectors -------------------------------------------------------------------------------
 // ft_vec_type<V>::type is the CUDA vector type of V floats (1 -> float, 2 -> float2,
 // 4 -> float4); loads and stores through it compile to one 4-, 8- or 16-byte access.

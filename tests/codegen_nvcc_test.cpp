@@ -71,7 +71,10 @@ TEST(Nvcc, OneGeneratedSourcePerDesignCompiles) {
   for (const auto& p : problems) {
     for (const auto& v : generate_variants(p, dev)) {
       if (v.source.empty()) continue;
-      const std::string key = v.name.substr(0, v.name.find('.', v.name.find('.') + 1)) + "/" + v.plan.back().kernel_name;
+      std::string last_kernel;
+      for (const auto& st : v.plan)
+        if (st.kind() == StepKind::kernel) last_kernel = st.kernel().name;
+      const std::string key = v.design + "/" + last_kernel;
       firsts.emplace(key, v);
     }
   }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "common/error.hpp"
@@ -148,7 +149,7 @@ TEST(ExportCu, HostFunctionTakesThePlanBuffersInFirstUseOrder) {
             "const float* chan, fusetune_conv_fn conv, void* conv_ctx, cudaStream_t stream)");
   // Each buffer parameter carries its layout and extents.
   EXPECT_TRUE(std::regex_search(export_cu(nchw.problem, nchw.winner),
-                                std::regex(R"(\n    float\* out, +// NCHW \(N, 1, P, Q\) = \(64, 1, 254, 254\)\n)")));
+                                std::regex(R"(\n    float\* out, +// NCHW \(N, C, P, Q\) = \(64, 1, 254, 254\)\n)")));
 }
 
 TEST(ExportCu, OneConstexprLaunchPerKernelStepAndEveryStepLaunchedInOrder) {
@@ -159,13 +160,13 @@ TEST(ExportCu, OneConstexprLaunchPerKernelStepAndEveryStepLaunchedInOrder) {
     size_t last = body;
     for (size_t i = 0; i < c.variant.plan.size(); ++i) {
       const auto& st = c.variant.plan[i];
-      if (st.kind == codegen::StepKind::kernel) {
-        const auto& l = st.launch;
+      if (st.kind() == codegen::StepKind::kernel) {
+        const auto& l = st.kernel().launch;
         const std::string constant = fmt::format(
             "constexpr fusetune_launch fusetune_step{}_launch = {{dim3({}u, {}u, {}u), dim3({}u, {}u, {}u), {}u}};",
             i + 1, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.smem_bytes);
         EXPECT_NE(text.find(constant), std::string::npos) << c.label << ": " << constant;
-        const size_t call = text.find(st.kernel_name + "<<<fusetune_step" + std::to_string(i + 1) + "_launch", last);
+        const size_t call = text.find(st.kernel().name + "<<<fusetune_step" + std::to_string(i + 1) + "_launch", last);
         ASSERT_NE(call, std::string::npos) << c.label << " step " << i + 1;
         last = call;
       } else {
@@ -206,14 +207,14 @@ TEST(ExportCu, PlanCommentSpellsOutConvStepsBuffersAndUntimedSteps) {
         "w_krsc  KRSC        (K, R, S, C) = (128, 3, 3, 64): 73728 floats\n",
         "y       NHWC        (N, P, Q, K) = (128, 126, 126, 128): 260112384 floats\n",
         "out     NCHW        (N, K, P, Q) = (128, 128, 126, 126): 260112384 floats\n",
-        "chan    per-channel (2 x K) = (2 x 128): 256 floats, read only\n"
+        "chan    vector      (vectors, K) = (2, 128): 256 floats, read only\n"
         "//           per-channel values, K each, in this order: conv bias, param 0",
         "Result: the problem's output is in out, NCHW"}) {
     EXPECT_NE(text.find(want), std::string::npos) << "missing: " << want;
   }
   const Case& r = find_case("kernelbench-32/epilogue.nchw");
   const std::string t32 = export_cu(r.problem, r.winner);
-  EXPECT_NE(t32.find("out   NCHW        (N, 1, P, Q) = (64, 1, 254, 254): 4129024 floats\n"), std::string::npos) << t32;
+  EXPECT_NE(t32.find("out   NCHW        (N, C, P, Q) = (64, 1, 254, 254): 4129024 floats\n"), std::string::npos) << t32;
   const Case& u = find_case("kernelbench-31/unfused");
   const std::string tu = export_cu(u.problem, u.winner);
   EXPECT_NE(tu.find("tmp0"), std::string::npos);
@@ -222,28 +223,34 @@ TEST(ExportCu, PlanCommentSpellsOutConvStepsBuffersAndUntimedSteps) {
 
 TEST(ExportCu, LargeDynamicSharedMemoryIsOptedInBeforeTheLaunch) {
   Case c = find_case("kernelbench-32/epilogue.nchw");
-  c.variant.plan.back().launch.smem_bytes = 64 * 1024;
+  c.variant.plan.back().kernel().launch.smem_bytes = 64 * 1024;
   c.winner.variant_json = codegen::to_json(c.variant).dump();
   const std::string text = export_cu(c.problem, c.winner);
-  const size_t attr = text.find("cudaFuncSetAttribute(" + c.variant.plan.back().kernel_name +
+  const size_t attr = text.find("cudaFuncSetAttribute(" + c.variant.plan.back().kernel().name +
                                 ", cudaFuncAttributeMaxDynamicSharedMemorySize");
   ASSERT_NE(attr, std::string::npos);
-  EXPECT_LT(attr, text.find(c.variant.plan.back().kernel_name + "<<<"));
+  EXPECT_LT(attr, text.find(c.variant.plan.back().kernel().name + "<<<"));
 }
 
 TEST(ExportCu, RefusesAWinnerOfAnotherProblemAndUnknownBuffers) {
   const Case& c = find_case("kernelbench-31/epilogue.nchw");
   EXPECT_THROW((void)export_cu(preset("kernelbench-32"), c.winner), InputError);
   Case bad = c;
-  bad.variant.plan.back().args.back() = "mystery";
-  bad.winner.variant_json = codegen::to_json(bad.variant).dump();
+  nlohmann::json j = codegen::to_json(bad.variant);
+  j["plan"][1]["args"][2] = "mystery";
+  bad.winner.variant_json = j.dump();
   try {
     (void)export_cu(bad.problem, bad.winner);
     FAIL() << "an unknown buffer was exported";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::failure);
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
     EXPECT_NE(std::string(e.what()).find("mystery"), std::string::npos);
   }
+  // A sound-looking record whose plan is not (a kernel named like code) is refused too.
+  Case evil = c;
+  evil.variant.plan.back().kernel().name = "k<<<1,1>>>();system";
+  evil.winner.variant_json = codegen::to_json(evil.variant).dump();
+  EXPECT_THROW((void)export_cu(evil.problem, evil.winner), InputError);
   db::WinnerRecord garbled = c.winner;
   garbled.variant_json = "{not json";
   EXPECT_THROW((void)export_cu(c.problem, garbled), InputError);
@@ -251,15 +258,15 @@ TEST(ExportCu, RefusesAWinnerOfAnotherProblemAndUnknownBuffers) {
 
 TEST(ExportBinary, StoredCubinIsElfAndStoredPtxHasEntries) {
   for (const auto& c : cases()) {
-    const std::string cubin = export_cubin(c.winner);
+    const std::string cubin = export_cubin(c.problem, c.winner);
     ASSERT_GE(cubin.size(), 4u) << c.label;
     EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
                                               "ELF"))
         << c.label;
     EXPECT_EQ(cubin, c.winner.cubin) << c.label;
-    const std::string ptx = export_ptx(c.winner);
+    const std::string ptx = export_ptx(c.problem, c.winner);
     EXPECT_NE(ptx.find(".entry"), std::string::npos) << c.label;
-    EXPECT_NE(ptx.find(c.variant.plan.back().kernel_name), std::string::npos) << c.label;
+    EXPECT_NE(ptx.find(c.variant.plan.back().kernel().name), std::string::npos) << c.label;
   }
 }
 
@@ -268,25 +275,25 @@ TEST(ExportBinary, RecompilesWhenTheRecordHasNoBinaries) {
   db::WinnerRecord w = c.winner;
   w.cubin.clear();
   w.ptx.clear();
-  const std::string cubin = export_cubin(w);
+  const std::string cubin = export_cubin(c.problem, w);
   EXPECT_EQ(cubin.substr(0, 4), std::string("\x7f"
                                             "ELF"));
-  EXPECT_NE(export_ptx(w).find(".entry ft_epilogue_pointwise_nhwc"), std::string::npos);
+  EXPECT_NE(export_ptx(c.problem, w).find(".entry ft_epilogue_pointwise_nhwc"), std::string::npos);
   // The architecture comes from the record: an sm_80 winner gets sm_80 code.
   w.env.cc_major = 8;
-  EXPECT_NE(export_ptx(w).find(".target sm_80"), std::string::npos);
+  EXPECT_NE(export_ptx(c.problem, w).find(".target sm_80"), std::string::npos);
 }
 
 TEST(ExportBinary, CudnnOnlyWinnerHasNothingToExport) {
   const spec::Problem p = preset("kernelbench-31");
   const db::WinnerRecord w = winner_for(p, pick(variants_of(p), "cudnn.nchw"));
   try {
-    (void)export_cubin(w);
+    (void)export_cubin(p, w);
     FAIL() << "a cuDNN-only winner exported a CUBIN";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::not_found);
   }
-  EXPECT_THROW((void)export_ptx(w), NotFoundError);
+  EXPECT_THROW((void)export_ptx(p, w), NotFoundError);
   // Its .cu still documents the plan and compiles (no kernels, only the conv callback).
   const std::string text = export_cu(p, w);
   EXPECT_NE(text.find("(none: this winner runs cuDNN only)"), std::string::npos);

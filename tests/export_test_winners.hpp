@@ -54,7 +54,7 @@ inline db::WinnerRecord winner_for(const spec::Problem& problem, const codegen::
   w.problem_key = spec::problem_key(problem);
   w.canonical = spec::canonical(problem);
   w.math = math;
-  w.candidate = v.candidate;
+  w.candidate = std::string(codegen::candidate_name(v.candidate));
   w.variant_name = v.name;
   w.variant_json = codegen::to_json(v).dump();
   if (compile && !v.source.empty()) {

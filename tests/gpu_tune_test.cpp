@@ -2,8 +2,10 @@
 // float64 reference, and planted bad variants must be caught and survived. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
+#include "common/math_mode.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/parser.hpp"
 #include "tune/tuner.hpp"
@@ -21,7 +23,7 @@ class GpuTune : public testing::Test {
   static fusetune::tune::TuneReport tune(const std::string& spec, const std::string& math = "tf32",
                                          const std::string& plant = "", double timeout_s = 60) {
     fusetune::tune::TuneOptions o;
-    o.math = math;
+    o.math = *fusetune::parse_math_mode(math);
     o.worker_exe = FUSETUNE_BINARY;
     o.max_variants = 3;
     o.quick = true;
@@ -104,6 +106,81 @@ TEST_F(GpuTune, PlantedWrongVariantIsRejected) {
     EXPECT_GE(planted, 1u);
     ASSERT_TRUE(r.winner.has_value());
     EXPECT_EQ(r.results[*r.winner].variant.name.find("planted"), std::string::npos);
+  }
+}
+
+// The subtle bugs a verifier must catch (codegen/planted.hpp): a skipped filter tap, the next
+// channel's bias, an unwritten output row, a reduction that drops the last channel, an op chain
+// applied twice to one channel. Each is caught under both math modes; real variants still pass
+// and win. The unwritten row is caught in the in-place design too: it is verified out of place.
+TEST_F(GpuTune, PlantedSubtleBugsAreCaughtInBothMathModes) {
+  for (const char* math : {"tf32", "fp32"}) {
+    for (const char* spec : {"conv2d(n=2,c=4,h=12,w=12,k=8,r=3) | min(0.5) | add(param[k]) | mul(2)",
+                             "conv2d(n=2,c=4,h=12,w=12,k=8,r=3) | mul(2) | reduce_min",
+                             "conv2d(n=2,c=6,h=10,w=9,k=5,r=3,pad=1) | add(param[k]) | reduce_sum | mul(0.5)"}) {
+      SCOPED_TRACE(std::string(math) + " " + spec);
+      auto r = tune(spec, math, "subtle");
+      std::set<std::string> kinds;
+      for (const auto& v : r.results) {
+        const auto at = v.variant.name.find("planted-");
+        if (at == std::string::npos) {
+          EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+          continue;
+        }
+        kinds.insert(v.variant.name.substr(at + 8));
+        EXPECT_EQ(v.status, Status::wrong_result) << v.variant.name << " passed: worst " << v.error.worst_ratio;
+        EXPECT_FALSE(v.reason.empty());
+      }
+      const bool reduce = std::string(spec).find("reduce") != std::string::npos;
+      EXPECT_EQ(kinds, reduce ? (std::set<std::string>{"bias", "row", "reduce", "twice", "tap"})
+                              : (std::set<std::string>{"bias", "row", "twice", "tap"}));
+      ASSERT_TRUE(r.winner.has_value());
+      EXPECT_EQ(r.results[*r.winner].variant.name.find("planted"), std::string::npos);
+    }
+  }
+}
+
+// With 8 or 16 input channels cuDNN's fastest NCHW conv was exact fp32 on the H200: a bound taken
+// from that baseline rejected every correct TF32 channels-last variant. The derived rule does not.
+TEST_F(GpuTune, ChannelsLastTf32PassesWhereTheNchwConvIsExact) {
+  for (const char* spec : {"conv2d(n=8,c=8,h=64,w=64,k=64,r=3) | relu",
+                           "conv2d(n=4,c=16,h=96,w=96,k=64,r=3) | relu",
+                           "conv2d(n=4,c=8,h=64,w=64,k=32,r=3) | mul(2) | reduce_min"}) {
+    SCOPED_TRACE(spec);
+    auto r = tune(spec);
+    size_t channels_last = 0;
+    for (const auto& v : r.results) {
+      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      channels_last += v.variant.design == "epilogue.nhwc" && v.status == Status::ok;
+    }
+    EXPECT_GE(channels_last, 1u);
+    ASSERT_TRUE(r.winner.has_value());
+    // The winner is the fastest of the confirmation round.
+    for (const auto& v : r.results) {
+      if (v.time.round == fusetune::tune::TimeRound::confirmation && v.variant.role() != fusetune::codegen::Role::floor) {
+        EXPECT_LE(r.results[*r.winner].time.median_ms, v.time.median_ms) << v.variant.name;
+      }
+    }
+  }
+}
+
+// The winner's figures come from the confirmation round, interleaved with the baselines.
+TEST_F(GpuTune, WinnerFiguresComeFromTheConfirmationRound) {
+  auto r = tune("conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | min(0.5) | add(param[k]) | mul(2)");
+  ASSERT_TRUE(r.winner && r.unfused);
+  const auto& w = r.results[*r.winner];
+  EXPECT_EQ(w.time.round, fusetune::tune::TimeRound::confirmation);
+  EXPECT_EQ(r.results[*r.unfused].time.round, fusetune::tune::TimeRound::confirmation);
+  EXPECT_EQ(w.time.samples.size(), size_t(r.confirm_rounds));
+  EXPECT_EQ(r.results[*r.unfused].time.samples.size(), size_t(r.confirm_rounds));
+  // A problem this small runs back to back in batches (timer.hpp).
+  EXPECT_GT(w.time.batch, 1);
+  // Every timed plan reports per-step times that add up to its total.
+  for (const auto& v : r.results) {
+    if (!v.timed) continue;
+    double sum = 0;
+    for (double t : v.time.step_median_ms) sum += t;
+    EXPECT_NEAR(sum, v.time.median_ms, 0.25 * v.time.median_ms + 1e-3) << v.variant.name;
   }
 }
 

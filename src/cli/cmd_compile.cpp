@@ -59,7 +59,8 @@ int run_compile(const CompileArgs& args) {
     j["variants"] = nlohmann::json::array();
     for (const auto& r : results) {
       nlohmann::json v;
-      v["candidate"] = r.variant.candidate;
+      v["candidate"] = codegen::candidate_name(r.variant.candidate);
+      v["design"] = r.variant.design;
       v["name"] = r.variant.name;
       v["params"] = codegen::params_object(r.variant);
       v["status"] = tune::status_name(r.status);
@@ -81,7 +82,7 @@ int run_compile(const CompileArgs& args) {
     Table t({"candidate", "variant", "parameters", "status", "regs", "spills", "smem", "compile ms"});
     for (const auto& r : results) {
       const bool compiled = !r.variant.source.empty();
-      t.add({r.variant.candidate, r.variant.name, params_text(r.variant),
+      t.add({std::string(codegen::candidate_name(r.variant.candidate)), r.variant.name, params_text(r.variant),
              r.status == tune::Status::ok ? std::string(compiled ? "ok" : "ok (library)")
                                           : fmt::format("{}: {}", tune::status_name(r.status), r.reason),
              compiled ? std::to_string(r.compile.registers) : "-",

@@ -40,8 +40,8 @@ int run_export(const ExportArgs& args) {
 
   std::string text;
   if (args.format == "cu") text = exporter::export_cu(problem, w);
-  else if (args.format == "ptx") text = exporter::export_ptx(w);
-  else if (args.format == "cubin") text = exporter::export_cubin(w);
+  else if (args.format == "ptx") text = exporter::export_ptx(problem, w);
+  else if (args.format == "cubin") text = exporter::export_cubin(problem, w);
   else text = exporter::export_torch(problem, w);
 
   if (args.output.empty() || args.output == "-") {

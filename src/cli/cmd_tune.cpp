@@ -33,42 +33,51 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
 std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
 std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
 
-int group(const std::string& candidate) {
-  if (candidate == "cudnn") return 0;
-  if (candidate == "unfused") return 1;
+int group(codegen::Role role) {
+  switch (role) {
+    case codegen::Role::floor: return 0;
+    case codegen::Role::baseline: return 1;
+    case codegen::Role::solution: return 2;
+  }
   return 2;
+}
+
+// "0.12 of bound" under tf32 (how close the worst element came to its derived bound), the
+// max abs error under fp32.
+std::string error_text(const tune::TuneReport& rep, const tune::VariantResult& r) {
+  if (!r.verified && r.status != tune::Status::wrong_result) return "-";
+  return rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
 }
 
 void print_report(const tune::TuneReport& rep) {
   fmt::print("problem  {}\nkey      {}\ndevice   {}  math {}  copy bandwidth {:.0f} GB/s (measured)\n\n", rep.problem,
-             rep.key, rep.device.value("name", "?"), rep.math, rep.copy_gbps);
+             rep.key, rep.device.value("name", "?"), math_mode_name(rep.math), rep.copy_gbps);
   std::vector<size_t> rows(rep.results.size());
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
   std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
     const auto &ra = rep.results[a], &rb = rep.results[b];
-    if (group(ra.variant.candidate) != group(rb.variant.candidate))
-      return group(ra.variant.candidate) < group(rb.variant.candidate);
+    if (group(ra.variant.role()) != group(rb.variant.role())) return group(ra.variant.role()) < group(rb.variant.role());
     if (ra.timed != rb.timed) return ra.timed;
     return ra.time.median_ms < rb.time.median_ms;
   });
 
-  Table t({"candidate", "variant", "parameters", "status", "median ms", "min ms", "max ms", "kernel ms", "GB/s",
-           "% copy", "max abs err", "rel L2", "vs unfused", "vs cudnn"});
+  Table t({"candidate", "variant", "parameters", "status", "median ms", "round", "kernel ms", "% copy",
+           rep.math == MathMode::tf32 ? "err/bound" : "max abs err", "vs unfused", "vs cudnn"});
   for (size_t i : rows) {
     const auto& r = rep.results[i];
     std::string status(tune::status_name(r.status));
     if (!r.reason.empty()) status += ": " + r.reason.substr(0, 90);
-    std::string gbps = "-", pct = "-";
-    if (r.timed && r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {
+    if (rep.winner == i) status = "WINNER";
+    std::string pct = "-";
+    if (r.timed && r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0 && rep.copy_gbps > 0) {
       const double g = r.variant.kernel_bytes / (r.time.kernel_median_ms * 1e-3) / 1e9;
-      gbps = fmt::format("{:.0f}", g);
-      if (rep.copy_gbps > 0) pct = fmt::format("{:.0f}%", 100.0 * g / rep.copy_gbps);
+      pct = fmt::format("{:.0f}%", 100.0 * g / rep.copy_gbps);
     }
-    const bool has_err = r.verified || r.status == tune::Status::wrong_result;
-    t.add({r.variant.candidate, r.variant.name, params_text(r.variant), status, fmt_ms(r.timed ? r.time.median_ms : 0),
-           fmt_ms(r.timed ? r.time.min_ms : 0), fmt_ms(r.timed ? r.time.max_ms : 0),
-           fmt_ms(r.timed ? r.time.kernel_median_ms : 0), gbps, pct, has_err ? fmt::format("{:.2e}", r.error.max_abs) : "-",
-           has_err ? fmt::format("{:.2e}", r.error.rel_l2) : "-",
+    std::string candidate(codegen::candidate_name(r.variant.candidate));
+    if (r.variant.role() == codegen::Role::floor) candidate += " (floor)";
+    t.add({candidate, r.variant.name, params_text(r.variant), status, fmt_ms(r.timed ? r.time.median_ms : 0),
+           r.timed ? std::string(tune::time_round_name(r.time.round)) : "-",
+           fmt_ms(r.timed ? r.time.kernel_median_ms : 0), pct, error_text(rep, r),
            rep.unfused ? fmt_x(tune::speedup(rep, *rep.unfused, i)) : "-",
            rep.cudnn ? fmt_x(tune::speedup(rep, *rep.cudnn, i)) : "-"});
   }
@@ -79,10 +88,15 @@ void print_report(const tune::TuneReport& rep) {
   for (size_t s = 1; s < 8; ++s)
     if (counts[s]) fmt::print(", {} {}", counts[s], tune::status_name(tune::Status(s)));
   fmt::print("; worker restarts: {}\n", rep.worker_restarts);
+  for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
+  std::string phases;
+  for (const auto& [phase, sec] : rep.phase_seconds) phases += fmt::format("{}{} {:.1f} s", phases.empty() ? "" : ", ", phase, sec);
+  fmt::print("phases: {}\n", phases);
   if (rep.winner) {
     const auto& w = rep.results[*rep.winner];
-    fmt::print("\nwinner   {} ({})  {:.3f} ms median (finalists re-timed interleaved)", w.variant.name, w.variant.candidate,
-               w.time.median_ms);
+    fmt::print("\nwinner   {} ({})  {:.3f} ms median ({} round, {} interleaved rounds)", w.variant.name,
+               codegen::candidate_name(w.variant.candidate), w.time.median_ms, tune::time_round_name(w.time.round),
+               rep.confirm_rounds);
     if (rep.unfused)
       fmt::print("  {:.2f}x vs unfused {:.3f} ms", tune::speedup(rep, *rep.unfused, *rep.winner),
                  rep.results[*rep.unfused].time.median_ms);
@@ -127,7 +141,7 @@ int run_tune(const TuneArgs& args) {
   if (!gpu::driver_available(&why)) throw NoGpuError(why);
 
   tune::TuneOptions opt;
-  opt.math = args.math;
+  opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
   opt.variant_timeout_s = args.timeout_s;
@@ -185,7 +199,7 @@ int run_tune(const TuneArgs& args) {
                w.cudnn_median_ms);
     if (!args.json_file.empty())
       write_json_file(args.json_file,
-                      {{"schema", "fusetune.tune/1"}, {"problem", w.canonical}, {"key", w.problem_key},
+                      {{"schema", "fusetune.tune/2"}, {"problem", w.canonical}, {"key", w.problem_key},
                        {"math", w.math}, {"stored", true},
                        {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
                                    {"time_ms", {{"median", w.time_median_ms}}},

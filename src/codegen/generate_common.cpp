@@ -1,34 +1,7 @@
-// Plan steps and source sections shared by the candidates.
+// Source sections and transforms shared by the candidates.
 #include "codegen/generate_parts.hpp"
 
 namespace fusetune::codegen {
-
-Step conv_step(spec::Layout layout, bool with_bias, const std::string& in) {
-  Step st;
-  st.kind = StepKind::cudnn_conv;
-  st.conv_layout = layout;
-  st.with_bias = with_bias;
-  st.in = in;
-  st.out = std::string("y");  // move-assign: GCC 12 -O3 flags the literal assign (-Wrestrict false positive)
-  return st;
-}
-
-Step kernel_step(const std::string& kernel, const LaunchConfig& launch, std::vector<std::string> args,
-                 const std::string& in, const std::string& out, bool timed) {
-  Step st;
-  st.kind = StepKind::kernel;
-  st.kernel_name = kernel;
-  st.launch = launch;
-  st.args = std::move(args);
-  st.in = in;
-  st.out = out;
-  st.timed = timed;
-  return st;
-}
-
-Step transpose_step(const TransposeConfig& t, const std::string& in, const std::string& out, bool timed) {
-  return kernel_step(t.kernel_name, t.launch(), {in, out}, in, out, timed);
-}
 
 TransposeConfig x_to_nhwc(const Shape& s) {
   TransposeConfig t = default_transpose("ft_transform_nchw_to_nhwc", "x (N, C, H*W) -> x_nhwc (N, H*W, C)", s.n, s.c, s.hw);
@@ -41,6 +14,14 @@ TransposeConfig w_to_krsc(const Shape& s) {
                            s.k, s.c, s.rs);
 }
 
+TransposeConfig nhwc_to_nchw(const Shape& s, const std::string& what) {
+  return default_transpose("ft_to_nchw", what, s.n, s.pq, s.k);
+}
+
+TransposeConfig nchw_to_nhwc(const Shape& s, const std::string& what) {
+  return default_transpose("ft_to_nhwc", what, s.n, s.k, s.pq);
+}
+
 ChanLayout chan_layout(const Shape& s) { return ChanLayout{s.k, s.conv_bias}; }
 
 std::string epilogue_chain_code(const spec::Problem& problem, const Shape& s) {
@@ -48,6 +29,13 @@ std::string epilogue_chain_code(const spec::Problem& problem, const Shape& s) {
   if (!problem.reduce) return render_chain_function("ft_chain", problem.pre, chan);
   return render_chain_function("ft_chain_pre", problem.pre, chan) +
          render_chain_function("ft_chain_post", problem.post, chan) + render_reduce_functions(*problem.reduce, s.k);
+}
+
+void add_params(Variant& v, SourceBuilder& b, const std::vector<std::pair<std::string, int64_t>>& params) {
+  for (const auto& [name, value] : params) {
+    v.params.emplace_back(name, value);
+    b.param(name, value);
+  }
 }
 
 }  // namespace fusetune::codegen

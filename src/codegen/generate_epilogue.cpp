@@ -19,20 +19,19 @@ double epilogue_bytes(const spec::Problem& problem, const Shape& s) {
   return fp32_bytes(s.conv_out_elems()) + fp32_bytes(problem.reduce ? s.pixels() : s.conv_out_elems());
 }
 
-void add_params(Variant& v, SourceBuilder& b, const std::vector<std::pair<std::string, int64_t>>& params) {
-  for (const auto& [name, value] : params) {
-    v.params.emplace_back(name, value);
-    b.param(name, value);
-  }
+// The layout of a reduced output (N, 1, P, Q): the same memory either way, named as asked.
+spec::Layout reduced_layout(const spec::Problem& p) {
+  return p.conv.out == spec::Layout::nhwc ? spec::Layout::nhwc : spec::Layout::nchw;
 }
 
 // y NCHW from cuDNN, then the design's kernel.
 Variant nchw_variant(const Context& cx, const KernelDesign& d, const ParamValues& point) {
   const bool reduce = cx.problem.reduce.has_value();
   Variant v;
-  v.candidate = "epilogue";
+  v.candidate = Candidate::epilogue;
+  v.design = d.prefix;
   v.name = d.space.variant_name(d.prefix, point);
-  SourceBuilder b(cx.options.problem_text, v.name, v.candidate);
+  SourceBuilder b(cx.options.problem_text, v.name, std::string(candidate_name(v.candidate)));
   add_params(v, b, point.items);
   b.kernel(d.kernel_name);
   b.defines("problem shape", shape_defines(cx.s));
@@ -41,12 +40,14 @@ Variant nchw_variant(const Context& cx, const KernelDesign& d, const ParamValues
   b.template_file(d.template_file);
   v.source = b.str();
 
-  v.plan.push_back(conv_step(spec::Layout::nchw, false, "x"));
+  PlanBuilder pb(cx.problem, v);
+  const BufferRef y = pb.y(spec::Layout::nchw);
+  pb.conv(spec::Layout::nchw, pb.x(), pb.w(), y, false);
   // Pointwise runs in place: the output has y's shape and layout.
-  const std::string out = reduce ? "out" : "y";
-  v.plan.push_back(kernel_step(d.kernel_name, d.space.launch(point), {"y", out, "chan"}, "y", out));
-  v.output_buffer = out;
-  v.output_layout = reduce && cx.problem.conv.out == spec::Layout::nhwc ? spec::Layout::nhwc : spec::Layout::nchw;
+  const spec::Layout layout = reduce ? reduced_layout(cx.problem) : spec::Layout::nchw;
+  const BufferRef out = reduce ? pb.out(layout) : y;
+  pb.kernel(d.kernel_name, d.space.launch(point), {y, out, pb.chan()}, {1});
+  pb.set_output(out, layout);
   v.kernel_bytes = epilogue_bytes(cx.problem, cx.s);
   return v;
 }
@@ -60,9 +61,10 @@ Variant nhwc_variant(const Context& cx, const KernelDesign& d, const ParamValues
   const TransposeConfig wt = w_to_krsc(cx.s);
 
   Variant v;
-  v.candidate = "epilogue";
+  v.candidate = Candidate::epilogue;
+  v.design = d.prefix;
   v.name = d.space.variant_name(d.prefix, point);
-  SourceBuilder b(cx.options.problem_text, v.name, v.candidate);
+  SourceBuilder b(cx.options.problem_text, v.name, std::string(candidate_name(v.candidate)));
   add_params(v, b, point.items);
   if (!x_is_nhwc) add_params(v, b, xt.params());
   b.kernel(wt.kernel_name);
@@ -77,17 +79,21 @@ Variant nhwc_variant(const Context& cx, const KernelDesign& d, const ParamValues
   b.template_file(d.template_file);
   v.source = b.str();
 
-  v.plan.push_back(transpose_step(wt, "w", "w_krsc", false));
-  if (!x_is_nhwc) v.plan.push_back(transpose_step(xt, "x", "x_nhwc", true));
-  v.plan.push_back(conv_step(spec::Layout::nhwc, false, x_is_nhwc ? "x" : "x_nhwc"));
-  const std::string out = in_place ? "y" : "out";
-  v.plan.push_back(kernel_step(d.kernel_name, d.space.launch(point), {"y", out, "chan"}, "y", out));
-  v.output_buffer = out;
-  if (reduce) {
-    v.output_layout = cx.problem.conv.out == spec::Layout::nhwc ? spec::Layout::nhwc : spec::Layout::nchw;
-  } else {
-    v.output_layout = in_place ? spec::Layout::nhwc : spec::Layout::nchw;
+  PlanBuilder pb(cx.problem, v);
+  const BufferRef wk = pb.w_krsc();
+  pb.transpose(wt, pb.w(), wk, false);
+  BufferRef in = pb.x();
+  if (!x_is_nhwc) {
+    const BufferRef xn = pb.x_nhwc();
+    pb.transpose(xt, in, xn, true);
+    in = xn;
   }
+  const BufferRef y = pb.y(spec::Layout::nhwc);
+  pb.conv(spec::Layout::nhwc, in, wk, y, false);
+  const spec::Layout layout = reduce ? reduced_layout(cx.problem) : in_place ? spec::Layout::nhwc : spec::Layout::nchw;
+  const BufferRef out = in_place ? y : pb.out(layout);
+  pb.kernel(d.kernel_name, d.space.launch(point), {y, out, pb.chan()}, {1});
+  pb.set_output(out, layout);
   v.kernel_bytes = epilogue_bytes(cx.problem, cx.s) + (x_is_nhwc ? 0.0 : xt.bytes());
   return v;
 }

@@ -1,60 +1,104 @@
 #include "codegen/variant_json.hpp"
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "spec/ops.hpp"
+
 namespace fusetune::codegen {
 
 namespace {
 
-std::string layout_str(spec::Layout l) {
-  switch (l) {
-    case spec::Layout::nchw: return "nchw";
-    case spec::Layout::nhwc: return "nhwc";
-    case spec::Layout::any: return "any";
-  }
-  return "nchw";
-}
+std::string layout_str(spec::Layout l) { return std::string(spec::layout_name(l)); }
 
-spec::Layout layout_from(const std::string& s) {
+spec::Layout conv_layout_from(const std::string& s) {
+  if (s == "nchw") return spec::Layout::nchw;
   if (s == "nhwc") return spec::Layout::nhwc;
-  if (s == "any") return spec::Layout::any;
-  return spec::Layout::nchw;
+  throw InputError(fmt::format("variant: layout must be nchw or nhwc, not '{}'", s));
 }
 
-nlohmann::json step_to_json(const Step& s) {
+nlohmann::json buffer_to_json(const Buffer& b) {
+  nlohmann::json dims = nlohmann::json::array();
+  for (const auto& [n, v] : b.dims) dims.push_back({n, v});
+  return {{"name", b.name}, {"kind", buffer_kind_name(b.kind)}, {"layout", tensor_layout_name(b.layout)},
+          {"dims", dims}, {"what", b.what}};
+}
+
+Buffer buffer_from_json(const nlohmann::json& j) {
+  Buffer b;
+  b.name = j.at("name").get<std::string>();
+  const auto kind = buffer_kind_from_name(j.at("kind").get<std::string>());
+  if (!kind) throw InputError(fmt::format("variant: buffer '{}' has an unknown kind", b.name));
+  b.kind = *kind;
+  const auto layout = tensor_layout_from_name(j.at("layout").get<std::string>());
+  if (!layout) throw InputError(fmt::format("variant: buffer '{}' has an unknown layout", b.name));
+  b.layout = *layout;
+  for (const auto& d : j.at("dims")) b.dims.emplace_back(d.at(0).get<std::string>(), d.at(1).get<int64_t>());
+  b.what = j.value("what", "");
+  return b;
+}
+
+nlohmann::json step_to_json(const Variant& v, const Step& s) {
   nlohmann::json j;
-  j["kind"] = s.kind == StepKind::cudnn_conv ? "cudnn_conv" : "kernel";
-  j["in"] = s.in;
-  j["out"] = s.out;
-  j["timed"] = s.timed;
-  if (s.kind == StepKind::cudnn_conv) {
-    j["layout"] = layout_str(s.conv_layout);
-    j["with_bias"] = s.with_bias;
-  } else {
-    j["kernel"] = s.kernel_name;
-    j["grid"] = s.launch.grid;
-    j["block"] = s.launch.block;
-    j["smem"] = s.launch.smem_bytes;
-    j["args"] = s.args;
+  const auto name = [&](BufferRef r) { return v.buffer(r).name; };
+  switch (s.kind()) {
+    case StepKind::cudnn_conv: {
+      const ConvStep& c = s.conv();
+      j["kind"] = "cudnn_conv";
+      j["layout"] = layout_str(c.layout);
+      j["in"] = name(c.in);
+      j["filters"] = name(c.filters);
+      j["out"] = name(c.out);
+      j["bias"] = c.bias ? nlohmann::json(name(*c.bias)) : nlohmann::json(nullptr);
+      break;
+    }
+    case StepKind::kernel: {
+      const KernelStep& k = s.kernel();
+      j["kind"] = "kernel";
+      j["kernel"] = k.name;
+      j["grid"] = k.launch.grid;
+      j["block"] = k.launch.block;
+      j["smem"] = k.launch.smem_bytes;
+      nlohmann::json args = nlohmann::json::array();
+      for (BufferRef r : k.args) args.push_back(name(r));
+      j["args"] = args;
+      j["writes"] = k.writes;
+      break;
+    }
   }
+  j["timed"] = s.timed;
   return j;
 }
 
-Step step_from_json(const nlohmann::json& j) {
-  Step s;
-  s.kind = j.at("kind").get<std::string>() == "cudnn_conv" ? StepKind::cudnn_conv : StepKind::kernel;
-  s.in = j.value("in", "");
-  s.out = j.value("out", "");
-  s.timed = j.value("timed", true);
-  if (s.kind == StepKind::cudnn_conv) {
-    s.conv_layout = layout_from(j.value("layout", "nchw"));
-    s.with_bias = j.value("with_bias", false);
-  } else {
-    s.kernel_name = j.at("kernel").get<std::string>();
-    s.launch.grid = j.at("grid").get<std::array<uint32_t, 3>>();
-    s.launch.block = j.at("block").get<std::array<uint32_t, 3>>();
-    s.launch.smem_bytes = j.value("smem", 0u);
-    s.args = j.at("args").get<std::vector<std::string>>();
+Step step_from_json(const Variant& v, const nlohmann::json& j) {
+  const auto ref = [&](const nlohmann::json& n) {
+    const std::string s = n.get<std::string>();
+    const auto r = v.find_buffer(s);
+    if (!r) throw InputError(fmt::format("variant {}: a plan step names buffer '{}', which its table lacks", v.name, s));
+    return *r;
+  };
+  const std::string kind = j.at("kind").get<std::string>();
+  const bool timed = j.at("timed").get<bool>();
+  if (kind == "cudnn_conv") {
+    ConvStep c;
+    c.layout = conv_layout_from(j.at("layout").get<std::string>());
+    c.in = ref(j.at("in"));
+    c.filters = ref(j.at("filters"));
+    c.out = ref(j.at("out"));
+    if (!j.at("bias").is_null()) c.bias = ref(j.at("bias"));
+    return Step{c, timed};
   }
-  return s;
+  if (kind == "kernel") {
+    KernelStep k;
+    k.name = j.at("kernel").get<std::string>();
+    k.launch.grid = j.at("grid").get<std::array<uint32_t, 3>>();
+    k.launch.block = j.at("block").get<std::array<uint32_t, 3>>();
+    k.launch.smem_bytes = j.at("smem").get<uint32_t>();
+    for (const auto& a : j.at("args")) k.args.push_back(ref(a));
+    k.writes = j.at("writes").get<std::vector<size_t>>();
+    return Step{k, timed};
+  }
+  throw InputError(fmt::format("variant {}: unknown step kind '{}'", v.name, kind));
 }
 
 }  // namespace
@@ -73,29 +117,51 @@ nlohmann::json params_object(const Variant& v) {
 
 nlohmann::json to_json(const Variant& v) {
   nlohmann::json j;
-  j["candidate"] = v.candidate;
+  j["format"] = kVariantFormat;
+  j["candidate"] = candidate_name(v.candidate);
+  j["design"] = v.design;
   j["name"] = v.name;
   j["params"] = params_to_json(v);
   j["source"] = v.source;
+  j["buffers"] = nlohmann::json::array();
+  for (const auto& b : v.buffers) j["buffers"].push_back(buffer_to_json(b));
   j["plan"] = nlohmann::json::array();
-  for (const auto& s : v.plan) j["plan"].push_back(step_to_json(s));
-  j["output_buffer"] = v.output_buffer;
+  for (const auto& s : v.plan) j["plan"].push_back(step_to_json(v, s));
+  j["output"] = v.buffers.empty() ? std::string() : v.output_buffer().name;
   j["output_layout"] = layout_str(v.output_layout);
   j["kernel_bytes"] = v.kernel_bytes;
   return j;
 }
 
 Variant variant_from_json(const nlohmann::json& j) {
-  Variant v;
-  v.candidate = j.at("candidate").get<std::string>();
-  v.name = j.at("name").get<std::string>();
-  for (const auto& p : j.at("params")) v.params.emplace_back(p.at(0).get<std::string>(), p.at(1).get<int64_t>());
-  v.source = j.value("source", "");
-  for (const auto& s : j.at("plan")) v.plan.push_back(step_from_json(s));
-  v.output_buffer = j.value("output_buffer", "out");
-  v.output_layout = layout_from(j.value("output_layout", "nchw"));
-  v.kernel_bytes = j.value("kernel_bytes", 0.0);
-  return v;
+  try {
+    // Format 1 (fusetune before 2026-12) named buffers by convention, with no table: its
+    // plans cannot be run or exported by this version. Such records stay in the database.
+    const int format = j.is_object() ? j.value("format", 1) : 0;
+    if (format != kVariantFormat)
+      throw InputError(fmt::format("variant format {} was written by another fusetune version (this one reads {}); "
+                                   "re-tune the problem",
+                                   format, kVariantFormat));
+    Variant v;
+    const auto candidate = candidate_from_name(j.at("candidate").get<std::string>());
+    if (!candidate) throw InputError("variant: unknown candidate '" + j.at("candidate").get<std::string>() + "'");
+    v.candidate = *candidate;
+    v.design = j.at("design").get<std::string>();
+    v.name = j.at("name").get<std::string>();
+    for (const auto& p : j.at("params")) v.params.emplace_back(p.at(0).get<std::string>(), p.at(1).get<int64_t>());
+    v.source = j.at("source").get<std::string>();
+    for (const auto& b : j.at("buffers")) v.buffers.push_back(buffer_from_json(b));
+    for (const auto& s : j.at("plan")) v.plan.push_back(step_from_json(v, s));
+    const std::string out = j.at("output").get<std::string>();
+    const auto r = v.find_buffer(out);
+    if (!r) throw InputError(fmt::format("variant {}: output buffer '{}' is not in its table", v.name, out));
+    v.output = *r;
+    v.output_layout = conv_layout_from(j.at("output_layout").get<std::string>());
+    v.kernel_bytes = j.at("kernel_bytes").get<double>();
+    return v;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("not a fusetune variant: {}", e.what()));
+  }
 }
 
 }  // namespace fusetune::codegen

@@ -8,8 +8,8 @@
 //   export_torch  a Python module with `class Model(nn.Module)` that runs the plan from PyTorch
 //                 (cuDNN convs through torch, the kernels through CuPy); for the KernelBench
 //                 presets it has the reference model's constructor and parameter names
-// Errors: a winner whose problem differs from `problem`, or whose variant JSON does not parse,
-// throws InputError (exit 2); a winner with no generated kernels has no PTX/CUBIN:
+// Errors: a winner whose problem differs from `problem`, whose variant JSON does not parse, or
+// whose plan is unsound for the problem (codegen::check_variant), throws InputError (exit 2); a winner with no generated kernels has no PTX/CUBIN:
 // NotFoundError (exit 4).
 #include <string>
 
@@ -19,8 +19,8 @@
 namespace fusetune::exporter {
 
 [[nodiscard]] std::string export_cu(const spec::Problem& problem, const db::WinnerRecord& winner);
-[[nodiscard]] std::string export_ptx(const db::WinnerRecord& winner);
-[[nodiscard]] std::string export_cubin(const db::WinnerRecord& winner);
+[[nodiscard]] std::string export_ptx(const spec::Problem& problem, const db::WinnerRecord& winner);
+[[nodiscard]] std::string export_cubin(const spec::Problem& problem, const db::WinnerRecord& winner);
 [[nodiscard]] std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& winner);
 
 }  // namespace fusetune::exporter

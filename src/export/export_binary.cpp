@@ -12,8 +12,7 @@
 namespace fusetune::exporter {
 namespace {
 
-gpu::CompileResult recompile(const db::WinnerRecord& winner) {
-  const codegen::Variant v = winner_variant(winner);
+gpu::CompileResult recompile(const codegen::Variant& v, const db::WinnerRecord& winner) {
   if (v.source.empty()) {
     throw NotFoundError(
         fmt::format("the winner {} runs cuDNN only: it has no generated kernels to export as "
@@ -37,12 +36,16 @@ gpu::CompileResult recompile(const db::WinnerRecord& winner) {
 
 }  // namespace
 
-std::string export_ptx(const db::WinnerRecord& winner) {
-  return winner.ptx.empty() ? recompile(winner).ptx : winner.ptx;
+std::string export_ptx(const spec::Problem& problem, const db::WinnerRecord& winner) {
+  check_winner_problem(problem, winner);
+  const codegen::Variant v = winner_variant(problem, winner);  // refuses an unsound record
+  return winner.ptx.empty() ? recompile(v, winner).ptx : winner.ptx;
 }
 
-std::string export_cubin(const db::WinnerRecord& winner) {
-  return winner.cubin.empty() ? recompile(winner).cubin : winner.cubin;
+std::string export_cubin(const spec::Problem& problem, const db::WinnerRecord& winner) {
+  check_winner_problem(problem, winner);
+  const codegen::Variant v = winner_variant(problem, winner);
+  return winner.cubin.empty() ? recompile(v, winner).cubin : winner.cubin;
 }
 
 }  // namespace fusetune::exporter

@@ -27,16 +27,6 @@ namespace {
 
 constexpr int64_t kDefaultDynamicSmem = 48 * 1024;  // more needs cudaFuncSetAttribute first
 
-std::string identifier(const std::string& name) {
-  std::string id = name;
-  for (char& ch : id) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
-    if (!ok) ch = '_';
-  }
-  if (id.empty() || (id[0] >= '0' && id[0] <= '9')) id = "b_" + id;
-  return id;
-}
-
 std::string launch_name(size_t step) { return fmt::format("fusetune_step{}_launch", step); }
 
 std::string launch_constants(const codegen::Variant& v) {
@@ -46,10 +36,10 @@ std::string launch_constants(const codegen::Variant& v) {
       "struct fusetune_launch {\n  dim3 grid;\n  dim3 block;\n  unsigned smem_bytes;\n};\n\n";
   for (size_t i = 0; i < v.plan.size(); ++i) {
     const auto& st = v.plan[i];
-    if (st.kind != codegen::StepKind::kernel) continue;
-    const auto& l = st.launch;
-    out +=
-        fmt::format("// Plan step {}: {}{}\n", i + 1, st.kernel_name, st.timed ? "" : " (untimed, one-time transform)");
+    if (st.kind() != codegen::StepKind::kernel) continue;
+    const auto& k = st.kernel();
+    const auto& l = k.launch;
+    out += fmt::format("// Plan step {}: {}{}\n", i + 1, k.name, st.timed ? "" : " (untimed, one-time transform)");
     out += fmt::format("constexpr fusetune_launch {} = {{dim3({}u, {}u, {}u), dim3({}u, {}u, {}u), {}u}};\n",
                        launch_name(i + 1), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                        l.smem_bytes);
@@ -57,37 +47,38 @@ std::string launch_constants(const codegen::Variant& v) {
   return out;
 }
 
-std::string kernel_call(size_t step, const codegen::Step& st) {
+std::string kernel_call(size_t step, const codegen::Variant& v, const codegen::Step& st) {
+  const auto& k = st.kernel();
   const std::string cfg = launch_name(step);
-  std::string out = fmt::format("  // {}. {}\n", step, st.kernel_name);
+  std::string out = fmt::format("  // {}. {}\n", step, k.name);
   if (!st.timed) {
-    out += fmt::format(
-        "  //    Untimed: a one-time transform of {}. While {} does not change, this launch can\n"
-        "  //    be moved out of this function and run once, before the first call.\n",
-        st.in, st.in);
+    out +=
+        "  //    Untimed: a one-time transform of parameters. While they do not change, this launch\n"
+        "  //    can be moved out of this function and run once, before the first call.\n";
   }
-  if (int64_t(st.launch.smem_bytes) > kDefaultDynamicSmem) {
+  if (int64_t(k.launch.smem_bytes) > kDefaultDynamicSmem) {
     out += fmt::format(
         "  err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, int({}.smem_bytes));\n"
         "  if (err != cudaSuccess) return err;\n",
-        st.kernel_name, cfg);
+        k.name, cfg);
   }
   std::vector<std::string> args;
-  for (const auto& a : st.args) args.push_back(identifier(a));
-  out += fmt::format("  {}<<<{}.grid, {}.block,\n  {:{}}{}.smem_bytes, stream>>>({});\n", st.kernel_name, cfg, cfg, "",
-                     st.kernel_name.size() + 3, cfg, fmt::join(args, ", "));
+  for (const auto a : k.args) args.push_back(v.buffer(a).name);
+  out += fmt::format("  {}<<<{}.grid, {}.block,\n  {:{}}{}.smem_bytes, stream>>>({});\n", k.name, cfg, cfg, "",
+                     k.name.size() + 3, cfg, fmt::join(args, ", "));
   out +=
       "  err = cudaGetLastError();  // a bad launch stops the plan before later steps read garbage\n"
       "  if (err != cudaSuccess) return err;\n";
   return out;
 }
 
-std::string conv_call(size_t step, const codegen::Step& st, bool kernels_before) {
+std::string conv_call(size_t step, const codegen::Variant& v, const codegen::Step& st, bool kernels_before) {
+  const auto& c = st.conv();
+  const auto name = [&](codegen::BufferRef r) { return v.buffer(r).name; };
   std::string out = fmt::format("  // {}. cuDNN convolution: {} = conv({}, {}){}, by the caller's callback\n", step,
-                                st.out, st.in, conv_filters(st), st.with_bias ? " + bias" : "");
-  const std::string call =
-      fmt::format("conv(conv_ctx, {}, {}, {}, {}, {}, stream)", step, identifier(st.in), identifier(conv_filters(st)),
-                  st.with_bias ? identifier("chan") : "nullptr", identifier(st.out));
+                                name(c.out), name(c.in), name(c.filters), c.bias ? " + bias" : "");
+  const std::string call = fmt::format("conv(conv_ctx, {}, {}, {}, {}, {}, stream)", step, name(c.in), name(c.filters),
+                                       c.bias ? name(*c.bias) : "nullptr", name(c.out));
   if (kernels_before) {  // conv was checked at the top: it cannot be skipped
     out += "  err = " + call + ";\n  if (err != cudaSuccess) return err;\n";
   } else {
@@ -102,10 +93,11 @@ std::string conv_call(size_t step, const codegen::Step& st, bool kernels_before)
 bool kernel_before_conv(const codegen::Variant& v) {
   bool kernel = false;
   for (const auto& st : v.plan) {
-    if (st.kind == codegen::StepKind::kernel) {
-      kernel = true;
-    } else if (kernel) {
-      return true;
+    switch (st.kind()) {
+      case codegen::StepKind::kernel: kernel = true; break;
+      case codegen::StepKind::cudnn_conv:
+        if (kernel) return true;
+        break;
     }
   }
   return false;
@@ -115,7 +107,7 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
   // One parameter per line, each with its buffer's layout and extents.
   std::vector<std::pair<std::string, std::string>> params;
   for (const auto& b : buffers) {
-    params.emplace_back(fmt::format("{}{}", b.written ? "float* " : "const float* ", identifier(b.name)),
+    params.emplace_back(fmt::format("{}{}", b.written ? "float* " : "const float* ", b.name),
                         fmt::format("{} {}{}", b.layout, b.dims, b.written ? "" : ", read only"));
   }
   params.emplace_back("fusetune_conv_fn conv", "runs the plan's cuDNN convolution steps");
@@ -156,12 +148,15 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
   bool any_conv = false;
   for (size_t i = 0; i < v.plan.size(); ++i) {
     const auto& st = v.plan[i];
-    if (st.kind == codegen::StepKind::kernel) {
-      out += kernel_call(i + 1, st);
-      kernels_before = true;
-    } else {
-      out += conv_call(i + 1, st, kernels_before);
-      any_conv = true;
+    switch (st.kind()) {
+      case codegen::StepKind::kernel:
+        out += kernel_call(i + 1, v, st);
+        kernels_before = true;
+        break;
+      case codegen::StepKind::cudnn_conv:
+        out += conv_call(i + 1, v, st, kernels_before);
+        any_conv = true;
+        break;
     }
   }
   if (!any_conv) out += "  (void)conv;\n  (void)conv_ctx;\n";
@@ -176,8 +171,8 @@ constexpr std::string_view kRule =
 
 std::string export_cu(const spec::Problem& problem, const db::WinnerRecord& winner) {
   check_winner_problem(problem, winner);
-  const codegen::Variant v = winner_variant(winner);
-  const auto buffers = plan_buffers(problem, v);
+  const codegen::Variant v = winner_variant(problem, winner);
+  const auto buffers = plan_buffers(v);
 
   std::string out;
   out += kRule;

@@ -84,8 +84,8 @@ std::string without_last_newline(std::string text) {
 
 std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& winner) {
   check_winner_problem(problem, winner);
-  const codegen::Variant v = winner_variant(winner);
-  const auto buffers = plan_buffers(problem, v);
+  const codegen::Variant v = winner_variant(problem, winner);
+  const auto buffers = plan_buffers(v);
   const TorchSignature sig = torch_signature(problem);
   const spec::Conv& c = problem.conv;
 

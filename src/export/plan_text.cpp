@@ -10,37 +10,42 @@
 namespace fusetune::exporter {
 namespace {
 
-const BufferInfo& buffer(const std::vector<BufferInfo>& buffers, const std::string& name) {
-  return *std::find_if(buffers.begin(), buffers.end(), [&](const BufferInfo& b) { return b.name == name; });
-}
-
 std::string pair_text(int64_t h, int64_t w) { return h == w ? fmt::format("{}", h) : fmt::format("{}x{}", h, w); }
 
-void kernel_lines(std::vector<std::string>& out, size_t index, const codegen::Step& st) {
-  const auto& l = st.launch;
-  out.push_back(fmt::format("  {}. kernel {}({})  grid ({})  block ({})  dynamic smem {} B", index, st.kernel_name,
-                            fmt::join(st.args, ", "), fmt::join(l.grid, ", "), fmt::join(l.block, ", "), l.smem_bytes));
+void kernel_lines(std::vector<std::string>& out, size_t index, const codegen::Variant& v, const codegen::Step& st) {
+  const auto& k = st.kernel();
+  const auto& l = k.launch;
+  std::vector<std::string> args;
+  for (auto r : k.args) args.push_back(v.buffer(r).name);
+  out.push_back(fmt::format("  {}. kernel {}({})  grid ({})  block ({})  dynamic smem {} B", index, k.name,
+                            fmt::join(args, ", "), fmt::join(l.grid, ", "), fmt::join(l.block, ", "), l.smem_bytes));
   if (!st.timed) {
-    out.push_back("     untimed: a one-time parameter transform (" + st.in + " -> " + st.out + ");");
-    out.push_back("     while " + st.in + " does not change, the caller may run it once and skip it after");
+    std::vector<std::string> in, written;
+    for (auto r : st.reads()) in.push_back(v.buffer(r).name);
+    for (auto r : st.writes()) written.push_back(v.buffer(r).name);
+    out.push_back(fmt::format("     untimed: a one-time parameter transform ({} -> {});", fmt::join(in, ", "),
+                              fmt::join(written, ", ")));
+    out.push_back("     while its inputs do not change, the caller may run it once and skip it after");
   }
 }
 
-void conv_lines(std::vector<std::string>& out, size_t index, const codegen::Step& st, const spec::Problem& problem,
-                const db::WinnerRecord& w, const std::vector<BufferInfo>& buffers, const std::string& runner) {
+void conv_lines(std::vector<std::string>& out, size_t index, const codegen::Variant& v, const codegen::Step& st,
+                const spec::Problem& problem, const db::WinnerRecord& w, const std::string& runner) {
   const spec::Conv& c = problem.conv;
-  const bool nhwc = st.conv_layout == spec::Layout::nhwc;
-  const BufferInfo& in = buffer(buffers, st.in);
-  const BufferInfo& filters = buffer(buffers, conv_filters(st));
-  const BufferInfo& y = buffer(buffers, st.out);
+  const auto& cs = st.conv();
+  const bool nhwc = cs.layout == spec::Layout::nhwc;
+  const codegen::Buffer& in = v.buffer(cs.in);
+  const codegen::Buffer& filters = v.buffer(cs.filters);
+  const codegen::Buffer& y = v.buffer(cs.out);
+  const auto layout = [](const codegen::Buffer& b) { return std::string(codegen::tensor_layout_name(b.layout)); };
   out.push_back(fmt::format(
-      "  {}. cuDNN convolution: {} = conv({}, {}){}", index, st.out, st.in, filters.name,
-      st.with_bias ? " + conv bias (chan[0 .. K))" : (c.bias ? ", WITHOUT the conv bias (a kernel adds it)" : "")));
+      "  {}. cuDNN convolution: {} = conv({}, {}){}", index, y.name, in.name, filters.name,
+      cs.bias ? " + conv bias (chan[0 .. K))" : (c.bias ? ", WITHOUT the conv bias (a kernel adds it)" : "")));
   out.push_back("     run by " + runner);
-  out.push_back(fmt::format("     input  {} {} {}", in.name, in.layout, in.dims));
-  out.push_back(fmt::format("     filters {} {} {} (cuDNN filter format {})", filters.name, filters.layout,
-                            filters.dims, nhwc ? "CUDNN_TENSOR_NHWC" : "CUDNN_TENSOR_NCHW"));
-  out.push_back(fmt::format("     output {} {} {}", y.name, y.layout, y.dims));
+  out.push_back(fmt::format("     input  {} {} {}", in.name, layout(in), in.dims_text()));
+  out.push_back(fmt::format("     filters {} {} {} (cuDNN filter format {})", filters.name, layout(filters),
+                            filters.dims_text(), nhwc ? "CUDNN_TENSOR_NHWC" : "CUDNN_TENSOR_NCHW"));
+  out.push_back(fmt::format("     output {} {} {}", y.name, layout(y), y.dims_text()));
   out.push_back(
       fmt::format("     pad {}, stride {}, dilation {}, CUDNN_CROSS_CORRELATION (PyTorch's Conv2d), "
                   "fp32 data and compute type",
@@ -62,10 +67,9 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
   out.emplace_back("The plan, in order, on one CUDA stream:");
   for (size_t i = 0; i < v.plan.size(); ++i) {
     const auto& st = v.plan[i];
-    if (st.kind == codegen::StepKind::kernel) {
-      kernel_lines(out, i + 1, st);
-    } else {
-      conv_lines(out, i + 1, st, problem, winner, buffers, conv_runner);
+    switch (st.kind()) {
+      case codegen::StepKind::kernel: kernel_lines(out, i + 1, v, st); break;
+      case codegen::StepKind::cudnn_conv: conv_lines(out, i + 1, v, st, problem, winner, conv_runner); break;
     }
   }
   out.emplace_back("");
@@ -75,13 +79,12 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
   for (const auto& b : buffers) {
     out.push_back(fmt::format("  {:<{}}  {:<11} {}: {} floats{}", b.name, width, b.layout, b.dims, b.floats,
                               b.written ? "" : ", read only"));
-    out.push_back(fmt::format("  {:<{}}  {}", "", width, b.what));
+    out.push_back(fmt::format("  {:<{}}  {}", "", width, one_line(b.what)));
   }
   out.emplace_back("");
-  const auto it =
-      std::find_if(buffers.begin(), buffers.end(), [&](const BufferInfo& b) { return b.name == v.output_buffer; });
-  out.push_back(fmt::format("Result: the problem's output is in {}, {}{}", v.output_buffer,
-                            layout_name(v.output_layout), it == buffers.end() ? "" : " " + it->dims));
+  const codegen::Buffer& o = v.output_buffer();
+  out.push_back(fmt::format("Result: the problem's output is in {}, {} {}", o.name, layout_name(v.output_layout),
+                            o.dims_text()));
   return out;
 }
 

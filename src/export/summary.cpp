@@ -55,7 +55,7 @@ std::vector<std::string> summary_lines(const spec::Problem& problem, const db::W
   lines.push_back(fmt::format("GPU:       {} ({}, {} SMs)", or_unknown(e.gpu_name), e.arch(), e.sm_count));
   lines.push_back(fmt::format("software:  driver {} (CUDA), CUDA runtime {}, NVRTC {}, cuDNN {}", or_unknown(e.driver),
                               or_unknown(e.cuda_runtime), or_unknown(e.nvrtc), or_unknown(e.cudnn)));
-  lines.push_back(fmt::format("winner:    {} (candidate {})", one_line(v.name), one_line(v.candidate)));
+  lines.push_back(fmt::format("winner:    {} (candidate {})", one_line(v.name), codegen::candidate_name(v.candidate)));
   lines.push_back("params:    " + one_line(params_text(v)));
   lines.push_back(fmt::format("time:      {:.3f} ms median for the whole plan (cuDNN conv included), spread {:.1f}%",
                               w.time_median_ms, 100.0 * w.time_spread));

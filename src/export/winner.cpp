@@ -3,18 +3,26 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/variant_check.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "spec/canonical.hpp"
 
 namespace fusetune::exporter {
 
-codegen::Variant winner_variant(const db::WinnerRecord& winner) {
+codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRecord& winner) {
+  codegen::Variant v;
   try {
-    return codegen::variant_from_json(nlohmann::json::parse(winner.variant_json));
+    v = codegen::variant_from_json(nlohmann::json::parse(winner.variant_json));
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("the stored winner {} has no readable variant ({})", winner.variant_name, e.what()));
+    throw InputError(fmt::format("the stored winner {} has no readable variant ({})", one_line(winner.variant_name),
+                                 e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("the stored winner {}: {}", one_line(winner.variant_name), e.what()));
   }
+  if (std::string bad = codegen::check_variant(v, problem); !bad.empty())
+    throw InputError(fmt::format("the stored winner {} has an unsound plan: {}", one_line(winner.variant_name), bad));
+  return v;
 }
 
 void check_winner_problem(const spec::Problem& problem, const db::WinnerRecord& winner) {

@@ -9,8 +9,9 @@
 
 namespace fusetune::exporter {
 
-// codegen::variant_from_json(winner.variant_json); InputError when it is not a variant.
-[[nodiscard]] codegen::Variant winner_variant(const db::WinnerRecord& winner);
+// codegen::variant_from_json(winner.variant_json), checked sound for `problem`
+// (codegen::check_variant); InputError when it is not a variant or its plan is unsound.
+[[nodiscard]] codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRecord& winner);
 
 // InputError unless the winner was tuned for `problem` (same canonical form): its kernels are
 // specialized to that shape, so exporting it under another problem would be silently wrong.

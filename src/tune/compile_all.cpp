@@ -69,16 +69,17 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
 std::string device_limit_violation(const codegen::Variant& v, const CompileFigures& c,
                                    const gpu::DeviceLimits& limits) {
   for (const auto& step : v.plan) {
-    if (step.kind != codegen::StepKind::kernel) continue;
-    const uint64_t threads = step.launch.threads();
+    if (step.kind() != codegen::StepKind::kernel) continue;
+    const auto& k = step.kernel();
+    const uint64_t threads = k.launch.threads();
     if (threads > uint64_t(limits.max_threads_per_block))
-      return fmt::format("{}: {} threads per block > {}", step.kernel_name, threads, limits.max_threads_per_block);
+      return fmt::format("{}: {} threads per block > {}", k.name, threads, limits.max_threads_per_block);
     if (c.registers > 0 && uint64_t(c.registers) * threads > uint64_t(limits.regs_per_block))
-      return fmt::format("{}: {} registers x {} threads > {} registers per block", step.kernel_name,
-                         c.registers, threads, limits.regs_per_block);
-    const int64_t smem = int64_t(c.smem_bytes) + int64_t(step.launch.smem_bytes);
+      return fmt::format("{}: {} registers x {} threads > {} registers per block", k.name, c.registers, threads,
+                         limits.regs_per_block);
+    const int64_t smem = int64_t(c.smem_bytes) + int64_t(k.launch.smem_bytes);
     if (smem > limits.smem_per_block_optin)
-      return fmt::format("{}: {} bytes of shared memory > {}", step.kernel_name, smem, limits.smem_per_block_optin);
+      return fmt::format("{}: {} bytes of shared memory > {}", k.name, smem, limits.smem_per_block_optin);
   }
   return {};
 }

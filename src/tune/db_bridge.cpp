@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/embedded_templates.hpp"
 #include "codegen/variant_json.hpp"
@@ -33,8 +34,8 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
   db::ResultRecord rec;
   rec.problem_key = rep.key;
   rec.canonical = rep.problem;
-  rec.math = rep.math;
-  rec.candidate = r.variant.candidate;
+  rec.math = std::string(math_mode_name(rep.math));
+  rec.candidate = std::string(codegen::candidate_name(r.variant.candidate));
   rec.variant_name = r.variant.name;
   rec.params_json = j["params"].dump();
   rec.status = std::string(status_name(r.status));
@@ -65,8 +66,8 @@ db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env
   w.env = env;
   w.problem_key = rep.key;
   w.canonical = rep.problem;
-  w.math = rep.math;
-  w.candidate = r.variant.candidate;
+  w.math = std::string(math_mode_name(rep.math));
+  w.candidate = std::string(codegen::candidate_name(r.variant.candidate));
   w.variant_name = r.variant.name;
   w.variant_json = codegen::to_json(r.variant).dump();
   w.compile_options = r.compile.options;
@@ -76,7 +77,8 @@ db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env
   w.time_spread = r.time.spread;
   if (rep.unfused) w.unfused_median_ms = rep.results[*rep.unfused].time.median_ms;
   if (rep.cudnn) w.cudnn_median_ms = rep.results[*rep.cudnn].time.median_ms;
-  if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end()) w.cudnn_algo = it->get<std::string>();
+  if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end())
+    w.cudnn_algo = fmt::format("{}", fmt::join(it->second, "; "));
   return w;
 }
 

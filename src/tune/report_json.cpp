@@ -1,13 +1,26 @@
 #include "tune/report_json.hpp"
 
 #include "codegen/variant_json.hpp"
+#include "tune/protocol.hpp"
 
 namespace fusetune::tune {
+
+namespace {
+
+nlohmann::json time_json(const TimeFigures& t) {
+  return {{"min", t.min_ms},       {"median", t.median_ms}, {"max", t.max_ms},
+          {"count", t.count},      {"spread", t.spread},    {"round", time_round_name(t.round)},
+          {"batch", t.batch},      {"steps", t.step_median_ms}};
+}
+
+}  // namespace
 
 nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   const auto& r = rep.results[i];
   nlohmann::json j;
-  j["candidate"] = r.variant.candidate;
+  j["candidate"] = codegen::candidate_name(r.variant.candidate);
+  j["role"] = codegen::role_name(r.variant.role());
+  j["design"] = r.variant.design;
   j["name"] = r.variant.name;
   j["params"] = codegen::params_object(r.variant);
   j["status"] = status_name(r.status);
@@ -16,7 +29,7 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["registers"] = r.compile.registers;
   j["spills"] = r.compile.spill_stores + r.compile.spill_loads;
   if (r.timed) {
-    j["time_ms"] = {{"min", r.time.min_ms}, {"median", r.time.median_ms}, {"max", r.time.max_ms}, {"count", r.time.count}};
+    j["time_ms"] = time_json(r.time);
     if (r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {
       const double gbps = r.variant.kernel_bytes / (r.time.kernel_median_ms * 1e-3) / 1e9;
       j["kernel"] = {{"median_ms", r.time.kernel_median_ms}, {"bytes", r.variant.kernel_bytes}, {"gbps", gbps},
@@ -26,27 +39,39 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
     if (rep.cudnn) j["speedup_vs_cudnn"] = speedup(rep, *rep.cudnn, i);
   }
   if (r.verified || r.status == Status::wrong_result)
-    j["error"] = {{"max_abs", r.error.max_abs}, {"max_rel", r.error.max_rel}, {"rel_l2", r.error.rel_l2}};
-  if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end()) j["cudnn_algo"] = *it;
+    j["error"] = {{"max_abs", r.error.max_abs},   {"max_rel", r.error.max_rel},
+                  {"rel_l2", r.error.rel_l2},     {"rel_l2_limit", r.error.rel_l2_limit},
+                  {"worst_ratio", r.error.worst_ratio}, {"unchecked", r.error.unchecked},
+                  {"rule", rep.math == MathMode::tf32 ? "tf32 derived bound" : "fp32 1e-4 + 1e-4*|ref|"}};
+  if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end()) j["cudnn_algo"] = it->second;
   return j;
 }
 
 nlohmann::json report_to_json(const TuneReport& rep) {
+  const auto name = [&](std::optional<size_t> i) {
+    return i ? nlohmann::json(rep.results[*i].variant.name) : nlohmann::json(nullptr);
+  };
   nlohmann::json j;
-  j["schema"] = "fusetune.tune/1";
+  j["schema"] = "fusetune.tune/2";
   j["problem"] = rep.problem;
   j["key"] = rep.key;
-  j["math"] = rep.math;
+  j["math"] = math_mode_name(rep.math);
   j["device"] = rep.device;
   j["copy_gbps"] = rep.copy_gbps;
   j["worker_restarts"] = rep.worker_restarts;
+  j["confirm_rounds"] = rep.confirm_rounds;
+  j["phases_s"] = nlohmann::json::object();
+  for (const auto& [phase, s] : rep.phase_seconds) j["phases_s"][phase] = s;
+  j["notes"] = rep.notes;
   j["results"] = nlohmann::json::array();
   for (size_t i = 0; i < rep.results.size(); ++i) j["results"].push_back(result_to_json(rep, i));
   j["winner"] = rep.winner ? result_to_json(rep, *rep.winner) : nlohmann::json(nullptr);
-  // The winner's whole variant (source, plan, launch shapes), so bench/ and exports can run it.
+  // The winner's and the baseline's whole variants (source, plan, launch shapes), so bench/
+  // and exports can run them.
   if (rep.winner) j["winner"]["variant"] = codegen::to_json(rep.results[*rep.winner].variant);
-  j["baselines"] = {{"unfused", rep.unfused ? nlohmann::json(rep.results[*rep.unfused].variant.name) : nlohmann::json(nullptr)},
-                    {"cudnn", rep.cudnn ? nlohmann::json(rep.results[*rep.cudnn].variant.name) : nlohmann::json(nullptr)}};
+  j["runner_up"] = name(rep.runner_up);
+  j["baselines"] = {{"unfused", name(rep.unfused)}, {"cudnn", name(rep.cudnn)}};
+  if (rep.unfused) j["baselines"]["unfused_variant"] = codegen::to_json(rep.results[*rep.unfused].variant);
   return j;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include "spec/canonical.hpp"
 #include "tune/compile_all.hpp"
 #include "tune/limits_json.hpp"
+#include "tune/protocol.hpp"
 #include "tune/temp_dir.hpp"
 #include "tune/worker_client.hpp"
 
@@ -21,23 +23,10 @@ namespace fusetune::tune {
 namespace {
 
 using ms = std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using codegen::Role;
 
 ms seconds(double s) { return ms(int64_t(s * 1000)); }
-
-void fill_error(ErrorFigures& e, const nlohmann::json& j) {
-  e.max_abs = j.value("max_abs", 0.0);
-  e.max_rel = j.value("max_rel", 0.0);
-  e.rel_l2 = j.value("rel_l2", 0.0);
-}
-
-void fill_time(TimeFigures& t, const nlohmann::json& j) {
-  t.min_ms = j.value("min", 0.0);
-  t.median_ms = j.value("median", 0.0);
-  t.max_ms = j.value("max", 0.0);
-  t.count = j.value("count", 0);
-  t.kernel_median_ms = j.value("kernel_median", 0.0);
-  t.spread = j.value("spread", 0.0);
-}
 
 // Throws NoGpuError / Error when the worker reports an error for a request that must work.
 void check_reply(const nlohmann::json& reply, const std::string& what) {
@@ -48,25 +37,14 @@ void check_reply(const nlohmann::json& reply, const std::string& what) {
   throw Error(ExitCode(code), msg);
 }
 
-// Baselines first: cudnn (the floor) and unfused (whose TF32 error sets the tf32 tolerance).
-int run_order(const codegen::Variant& v) {
-  if (v.candidate == "cudnn") return 0;
-  if (v.candidate == "unfused") return 1;
-  return 2;
-}
-
-// Evenly spaced variants of each design (name up to its parameters, e.g. "epilogue.nchw"),
-// the first and last always among them: the extremes of each parameter range get run.
+// Evenly spaced variants of each design, the first and last always among them: the extremes
+// of each parameter range get run.
 std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all, int per_design) {
   if (per_design <= 0) return all;
-  auto design = [](const codegen::Variant& v) {
-    const auto dot = v.name.find('.', v.name.find('.') + 1);
-    return v.name.substr(0, dot);
-  };
   std::vector<codegen::Variant> out;
   for (size_t i = 0; i < all.size();) {
     size_t j = i;
-    while (j < all.size() && design(all[j]) == design(all[i])) ++j;
+    while (j < all.size() && all[j].design == all[i].design) ++j;
     const size_t n = j - i, keep = std::min(n, size_t(per_design));
     for (size_t t = 0; t < keep; ++t) out.push_back(all[i + (keep == 1 ? 0 : t * (n - 1) / (keep - 1))]);
     i = j;
@@ -74,17 +52,362 @@ std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all,
   return out;
 }
 
-// `--strategy random --budget N`: N generated variants drawn with a fixed seed (so a re-run
-// draws the same ones), plus every baseline.
+// `--strategy random --budget N`: N solution variants drawn with a fixed seed (so a re-run
+// draws the same ones), plus every baseline and floor.
 std::vector<codegen::Variant> random_subset(std::vector<codegen::Variant> all, size_t budget) {
   std::vector<codegen::Variant> out, pool;
-  for (auto& v : all) (v.candidate == "unfused" || v.candidate == "cudnn" ? out : pool).push_back(std::move(v));
+  for (auto& v : all) (v.role() == Role::solution ? pool : out).push_back(std::move(v));
   std::mt19937_64 rng(20261129);
   std::shuffle(pool.begin(), pool.end(), rng);
   pool.resize(std::min(budget, pool.size()));
   for (auto& v : pool) out.push_back(std::move(v));
   return out;
 }
+
+class TuneRun {
+ public:
+  TuneRun(const spec::Problem& problem, const TuneOptions& opt) : problem_(problem), opt_(opt) {
+    rep_.problem = spec::canonical(problem);
+    rep_.key = spec::problem_key(problem);
+    rep_.math = opt.math;
+    setup_.problem = rep_.problem;
+    setup_.math = opt.math;
+    setup_.device = opt.device;
+  }
+
+  TuneReport run() {
+    worker_ = std::make_unique<WorkerClient>(std::vector<std::string>{opt_.worker_exe, "__worker"});
+    if (!phase("device", [&] { return device(); })) {
+      quit();
+      rep_.stopped = true;
+      return std::move(rep_);
+    }
+    phase("generate", [&] { return generate(); });
+    phase("compile", [&] { return compile(); });
+    phase("baselines", [&] { return baselines(); });
+    phase("measure", [&] { return measure(); });
+    flush(true);
+    phase("finalists", [&] { return finalists(); });
+    phase("confirm", [&] { return confirm(); });
+    rep_.worker_restarts = worker_->restarts();
+    quit();
+    return std::move(rep_);
+  }
+
+ private:
+  // Runs one phase and records its wall time.
+  bool phase(const char* name, const std::function<bool()>& fn) {
+    const auto t0 = Clock::now();
+    const bool go_on = fn();
+    rep_.phase_seconds.emplace_back(name, std::chrono::duration<double>(Clock::now() - t0).count());
+    return go_on;
+  }
+
+  void progress(const std::string& what, size_t done, size_t total, const std::string& detail) {
+    if (opt_.progress) opt_.progress(what, done, total, detail);
+  }
+
+  void quit() {
+    try {
+      worker_->request({{"cmd", "quit"}}, seconds(10));
+    } catch (const WorkerLost&) {
+    }
+  }
+
+  // --- device ---------------------------------------------------------------------------
+  bool device() {
+    progress("device", 0, 1, "");
+    nlohmann::json dev;
+    try {
+      dev = worker_->request({{"cmd", "device"}, {"device", opt_.device}}, seconds(120));
+    } catch (const WorkerLost& e) {
+      throw Error(ExitCode::failure, fmt::format("GPU worker failed to start: {}", e.reason));
+    }
+    check_reply(dev, "device");
+    limits_ = limits_from_json(dev.at("limits"));
+    rep_.device = dev;
+    if (opt_.on_device) decision_ = opt_.on_device(dev);
+    return !decision_.stop;
+  }
+
+  // --- generate and compile -------------------------------------------------------------
+  bool generate() {
+    codegen::GenerateOptions gen;
+    gen.problem_text = rep_.problem;
+    gen.plant = opt_.plant;
+    variants_ = sample_variants(codegen::generate_variants(problem_, limits_, gen), opt_.max_variants);
+    if (opt_.strategy == "random" && opt_.budget > 0) variants_ = random_subset(std::move(variants_), size_t(opt_.budget));
+    if (!opt_.floors) std::erase_if(variants_, [](const codegen::Variant& v) { return v.role() == Role::floor; });
+    if (!decision_.only.empty()) {
+      std::erase_if(variants_, [&](const codegen::Variant& v) {
+        return v.role() == Role::solution && decision_.only.count(v.name) == 0;
+      });
+    }
+    return true;
+  }
+
+  bool compile() {
+    CompileAllOptions copts;
+    copts.arch = limits_.arch_flag();
+    copts.strict_fp32 = opt_.math == MathMode::fp32;
+    copts.jobs = opt_.jobs;
+    size_t compiled = 0;
+    copts.on_done = [&](const VariantResult& r) { progress("compiling", ++compiled, variants_.size(), r.variant.name); };
+    rep_.results = compile_all(variants_, limits_, copts);
+    for (const auto& r : opt_.injected) rep_.results.push_back(r);
+    for (size_t i = 0; i < rep_.results.size(); ++i) {
+      const auto& r = rep_.results[i];
+      if (r.compile.cubin.empty()) continue;
+      std::ofstream f(cubin_path(i), std::ios::binary);
+      f.write(r.compile.cubin.data(), std::streamsize(r.compile.cubin.size()));
+    }
+    return true;
+  }
+
+  std::string cubin_path(size_t i) const {
+    if (rep_.results[i].compile.cubin.empty()) return "";
+    return (tmp_.path() / fmt::format("{}.cubin", i)).string();
+  }
+
+  // --- the worker session ---------------------------------------------------------------
+  void start_session() {
+    progress("preparing inputs and float64 reference", 0, 1, "");
+    nlohmann::json info;
+    try {
+      info = worker_->request(to_json(setup_), seconds(900));
+    } catch (const WorkerLost& e) {
+      throw Error(ExitCode::failure, fmt::format("GPU worker lost during setup: {}", e.reason));
+    }
+    check_reply(info, "setup");
+    rep_.copy_gbps = setup_reply_from_json(info).copy_gbps;
+    session_ = true;
+  }
+
+  // Verifies and times result i in the worker; a fault or a hang is recorded and the worker
+  // replaced.
+  void run_one(size_t i) {
+    auto& r = rep_.results[i];
+    if (r.status != Status::ok) return;
+    if (!session_) start_session();
+    RunRequest req;
+    req.variant = r.variant;
+    req.cubin_path = cubin_path(i);
+    if (opt_.quick) {
+      req.timing.min_reps = 3;
+      req.timing.max_reps = 5;
+      req.timing.max_seconds = 0.2;
+    }
+    nlohmann::json reply;
+    try {
+      reply = worker_->request(to_json(req), seconds(opt_.variant_timeout_s));
+    } catch (const WorkerLost& e) {
+      r.status = e.timed_out ? Status::timeout : Status::faulted;
+      r.reason = e.reason;
+      restart();
+      return;
+    }
+    if (reply.contains("error")) {
+      r.status = Status::launch_failed;
+      r.reason = reply["error"].get<std::string>();
+      return;
+    }
+    if (!reply.contains("timed")) {
+      // The worker caught a lost context, said so ({"status": "faulted", "reason"}) and exited.
+      r.status = Status::faulted;
+      r.reason = reply.value("reason", "");
+      restart();
+      return;
+    }
+    const RunReply rr = run_reply_from_json(reply);
+    r.status = rr.status;
+    r.reason = rr.reason;
+    r.error = rr.error;
+    r.verified = rr.status == Status::ok;
+    r.timed = rr.timed;
+    if (rr.timed) r.time = rr.time;
+    if (!rr.convs.empty()) rep_.conv_names[r.variant.name] = rr.convs;
+    setup_.conv_choices = rr.conv_choices;
+    for (const auto& n : rr.notes)
+      if (std::find(rep_.notes.begin(), rep_.notes.end(), n) == rep_.notes.end()) rep_.notes.push_back(n);
+  }
+
+  void restart() {
+    worker_->restart();
+    session_ = false;
+  }
+
+  // Interleaved re-timing of `idx`; their figures are replaced by this round's.
+  void retime(const std::vector<size_t>& idx, TimeRound round) {
+    if (idx.size() < 2) return;
+    if (!session_) start_session();
+    RetimeRequest req;
+    req.rounds = opt_.quick ? 3 : opt_.retime_rounds;
+    req.round = round;
+    for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
+    nlohmann::json reply;
+    try {
+      reply = worker_->request(to_json(req), seconds(opt_.variant_timeout_s * double(idx.size()) + 60));
+    } catch (const WorkerLost& e) {
+      throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing ({}): {}", time_round_name(round), e.reason));
+    }
+    check_reply(reply, "re-timing");
+    if (!reply.contains("results"))  // the context was lost: the worker said so and exited
+      throw Error(ExitCode::failure, fmt::format("GPU worker faulted while re-timing ({}): {}", time_round_name(round),
+                                                 reply.value("reason", "")));
+    const RetimeReply rr = retime_reply_from_json(reply);
+    for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
+    if (round == TimeRound::confirmation) rep_.confirm_rounds = req.rounds;
+    if (opt_.on_batch) opt_.on_batch(rep_, idx);
+  }
+
+  void flush(bool force) {
+    if (opt_.on_batch && !batch_.empty() && (force || batch_.size() >= 16)) {
+      opt_.on_batch(rep_, batch_);
+      batch_.clear();
+    }
+  }
+
+  void measure_all(Role role) {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < rep_.results.size(); ++i)
+      if (rep_.results[i].variant.role() == role) todo.push_back(i);
+    for (size_t i : todo) {
+      progress(role == Role::solution ? "verifying and timing" : "verifying and timing baselines", ++measured_,
+               rep_.results.size(), rep_.results[i].variant.name);
+      flush(false);
+      batch_.push_back(i);
+      run_one(i);
+    }
+  }
+
+  // The verified and timed results with this role.
+  std::vector<size_t> ready(Role role) const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < rep_.results.size(); ++i) {
+      const auto& r = rep_.results[i];
+      if (r.verified && r.timed && r.variant.role() == role) out.push_back(i);
+    }
+    return out;
+  }
+
+  std::optional<size_t> fastest(const std::vector<size_t>& idx) const {
+    std::optional<size_t> best;
+    for (size_t i : idx)
+      if (!best || rep_.results[i].time.median_ms < rep_.results[*best].time.median_ms) best = i;
+    return best;
+  }
+
+  // --- baselines ------------------------------------------------------------------------
+  bool baselines() {
+    measure_all(Role::floor);
+    measure_all(Role::baseline);
+    std::vector<size_t> idx = ready(Role::floor);
+    for (size_t i : ready(Role::baseline)) idx.push_back(i);
+    retime(idx, TimeRound::finalists);
+    // The conv alone, per layout, as measured interleaved: what ranks the finalists.
+    for (size_t i : ready(Role::floor)) {
+      const auto& r = rep_.results[i];
+      for (size_t s = 0; s < r.variant.plan.size(); ++s)
+        if (r.variant.plan[s].kind() == codegen::StepKind::cudnn_conv && r.variant.plan[s].timed &&
+            s < r.time.step_median_ms.size())
+          conv_ms_[int(r.variant.plan[s].conv().layout)] = r.time.step_median_ms[s];
+    }
+    return true;
+  }
+
+  // --- measure --------------------------------------------------------------------------
+  bool measure() {
+    measure_all(Role::solution);
+    return true;
+  }
+
+  // A pipeline's time with its conv steps at the conv's interleaved time, its other steps at
+  // their own: generated kernels time steadily, the conv varies run to run by several percent.
+  double estimate(size_t i) const {
+    const auto& r = rep_.results[i];
+    double t = 0;
+    for (size_t s = 0; s < r.variant.plan.size() && s < r.time.step_median_ms.size(); ++s) {
+      const auto& st = r.variant.plan[s];
+      if (!st.timed) continue;
+      double step = r.time.step_median_ms[s];
+      if (st.kind() == codegen::StepKind::cudnn_conv)
+        if (auto it = conv_ms_.find(int(st.conv().layout)); it != conv_ms_.end()) step = it->second;
+      t += step;
+    }
+    return t;
+  }
+
+  // --- finalists ------------------------------------------------------------------------
+  bool finalists() {
+    std::map<std::string, std::vector<size_t>> by_design;
+    for (size_t i : ready(Role::solution)) by_design[rep_.results[i].variant.design].push_back(i);
+    std::vector<size_t> round;
+    for (auto& [design, idx] : by_design) {
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return estimate(a) < estimate(b); });
+      idx.resize(std::min(idx.size(), size_t(std::max(1, opt_.finalists))));
+      finalists_.insert(finalists_.end(), idx.begin(), idx.end());
+    }
+    round = finalists_;
+    for (size_t i : ready(Role::baseline)) round.push_back(i);
+    for (size_t i : ready(Role::floor)) round.push_back(i);
+    progress("re-timing finalists interleaved", 0, 1, "");
+    retime(round, TimeRound::finalists);
+    pick_winner();
+    return true;
+  }
+
+  void pick_winner() {
+    std::vector<size_t> complete = finalists_;
+    for (size_t i : ready(Role::baseline)) complete.push_back(i);
+    std::stable_sort(complete.begin(), complete.end(),
+                     [&](size_t a, size_t b) { return rep_.results[a].time.median_ms < rep_.results[b].time.median_ms; });
+    rep_.winner = complete.empty() ? std::nullopt : std::optional(complete[0]);
+    rep_.runner_up = complete.size() < 2 ? std::nullopt : std::optional(complete[1]);
+    rep_.unfused = fastest(ready(Role::baseline));
+    rep_.cudnn = fastest(ready(Role::floor));
+  }
+
+  // --- confirm --------------------------------------------------------------------------
+  bool confirm() {
+    if (!rep_.winner) return true;
+    std::vector<size_t> round{*rep_.winner};
+    auto add = [&](std::optional<size_t> i) {
+      if (i && std::find(round.begin(), round.end(), *i) == round.end()) round.push_back(*i);
+    };
+    add(rep_.runner_up);
+    add(rep_.unfused);
+    for (size_t i : ready(Role::floor)) add(i);
+    progress("confirmation round", 0, 1, "");
+    retime(round, TimeRound::confirmation);
+    // The finalist round chose the winner; should the confirmation round order the complete
+    // pipelines in it differently (noise between nearly equal plans), its order stands, so the
+    // winner is never slower than another pipeline in the figures shown beside it.
+    std::vector<size_t> complete;
+    for (size_t i : round)
+      if (rep_.results[i].variant.role() != Role::floor) complete.push_back(i);
+    std::stable_sort(complete.begin(), complete.end(),
+                     [&](size_t a, size_t b) { return rep_.results[a].time.median_ms < rep_.results[b].time.median_ms; });
+    rep_.winner = complete[0];
+    rep_.runner_up = complete.size() > 1 ? std::optional(complete[1]) : std::nullopt;
+    rep_.cudnn = fastest(ready(Role::floor));
+    return true;
+  }
+
+  const spec::Problem& problem_;
+  const TuneOptions& opt_;
+  TuneReport rep_;
+  SetupRequest setup_;
+  std::unique_ptr<WorkerClient> worker_;
+  gpu::DeviceLimits limits_;
+  TuneDecision decision_;
+  std::vector<codegen::Variant> variants_;
+  TempDir tmp_{"fusetune-tune"};
+  bool session_ = false;
+  size_t measured_ = 0;
+  std::vector<size_t> batch_;
+  std::map<int, double> conv_ms_;  // by spec::Layout
+  std::vector<size_t> finalists_;
+};
 
 }  // namespace
 
@@ -95,199 +418,9 @@ double speedup(const TuneReport& r, size_t baseline_index, size_t i) {
   return b.time.median_ms / x.time.median_ms;
 }
 
-TuneReport run_tune(const spec::Problem& problem, const TuneOptions& opt) {
-  TuneReport rep;
-  rep.problem = spec::canonical(problem);
-  rep.key = spec::problem_key(problem);
-  rep.math = opt.math;
-  auto progress = [&](const std::string& phase, size_t done, size_t total, const std::string& detail) {
-    if (opt.progress) opt.progress(phase, done, total, detail);
-  };
-
-  const std::vector<std::string> worker_argv{opt.worker_exe, "__worker"};
-  auto worker = std::make_unique<WorkerClient>(worker_argv);
-
-  // 1. The device, as the worker sees it: the parent never creates a CUDA context.
-  progress("device", 0, 1, "");
-  nlohmann::json dev;
-  try {
-    dev = worker->request({{"cmd", "device"}, {"device", opt.device}}, seconds(120));
-  } catch (const WorkerLost& e) {
-    throw Error(ExitCode::failure, fmt::format("GPU worker failed to start: {}", e.reason));
-  }
-  check_reply(dev, "device");
-  const gpu::DeviceLimits limits = limits_from_json(dev.at("limits"));
-  rep.device = dev;
-  TuneDecision decision;
-  if (opt.on_device) decision = opt.on_device(dev);
-  if (decision.stop) {
-    rep.stopped = true;
-    try {
-      worker->request({{"cmd", "quit"}}, seconds(10));
-    } catch (const WorkerLost&) {
-    }
-    return rep;
-  }
-
-  // 2. Generate and compile everything (threads, no GPU needed).
-  codegen::GenerateOptions gen;
-  gen.problem_text = rep.problem;
-  gen.plant = opt.plant;
-  auto variants = sample_variants(codegen::generate_variants(problem, limits, gen), opt.max_variants);
-  if (opt.strategy == "random" && opt.budget > 0) variants = random_subset(std::move(variants), size_t(opt.budget));
-  if (!decision.only.empty()) {
-    std::erase_if(variants, [&](const codegen::Variant& v) {
-      return v.candidate != "unfused" && v.candidate != "cudnn" && decision.only.count(v.name) == 0;
-    });
-  }
-  CompileAllOptions copts;
-  copts.arch = limits.arch_flag();
-  copts.strict_fp32 = opt.math == "fp32";
-  copts.jobs = opt.jobs;
-  size_t compiled = 0;
-  copts.on_done = [&](const VariantResult& r) { progress("compiling", ++compiled, variants.size(), r.variant.name); };
-  rep.results = compile_all(variants, limits, copts);
-  for (const auto& r : opt.injected) rep.results.push_back(r);
-
-  TempDir tmp("fusetune-tune");
-  for (size_t i = 0; i < rep.results.size(); ++i) {
-    const auto& r = rep.results[i];
-    if (r.compile.cubin.empty()) continue;
-    std::ofstream f(tmp.path() / fmt::format("{}.cubin", i), std::ios::binary);
-    f.write(r.compile.cubin.data(), std::streamsize(r.compile.cubin.size()));
-  }
-
-  // 3. Inputs, references and cuDNN in the worker.
-  nlohmann::json setup = {{"cmd", "setup"}, {"problem", rep.problem}, {"math", opt.math}, {"device", opt.device},
-                          {"draws", 2}};
-  auto start_session = [&]() {
-    progress("preparing inputs and float64 reference", 0, 1, "");
-    nlohmann::json info;
-    try {
-      info = worker->request(setup, seconds(900));
-    } catch (const WorkerLost& e) {
-      throw Error(ExitCode::failure, fmt::format("GPU worker lost during setup: {}", e.reason));
-    }
-    check_reply(info, "setup");
-    rep.copy_gbps = info.value("copy_gbps", rep.copy_gbps);
-    return info;
-  };
-  start_session();
-
-  std::vector<size_t> order(rep.results.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return run_order(rep.results[a].variant) < run_order(rep.results[b].variant); });
-
-  // 4. Verify and time every variant that compiled.
-  nlohmann::json tf32_bound;
-  size_t done = 0;
-  std::vector<size_t> batch;
-  auto flush = [&](bool force) {
-    if (opt.on_batch && !batch.empty() && (force || batch.size() >= 16)) {
-      opt.on_batch(rep, batch);
-      batch.clear();
-    }
-  };
-  for (size_t i : order) {
-    auto& r = rep.results[i];
-    progress("verifying and timing", ++done, order.size(), r.variant.name);
-    flush(false);
-    batch.push_back(i);  // flushed at the next iteration, once measured below
-    if (r.status != Status::ok) continue;
-    nlohmann::json policy;
-    if (r.variant.candidate == "cudnn") policy = {{"mode", "conv"}};
-    else if (opt.math == "fp32") policy = {{"mode", "fp32"}};
-    else if (r.variant.candidate == "unfused") policy = {{"mode", "baseline"}};
-    else if (!tf32_bound.is_null()) policy = {{"mode", "tf32"}, {"max_abs", tf32_bound["max_abs"]}, {"rel_l2", tf32_bound["rel_l2"]}};
-    else policy = {{"mode", "fp32"}};  // no baseline error measured: hold to the fp32 tolerance
-
-    nlohmann::json req = {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"verify", policy}, {"time", true}};
-    if (opt.quick) req["timing"] = {{"min_reps", 3}, {"max_reps", 5}, {"max_seconds", 0.2}};
-    if (!r.compile.cubin.empty()) req["cubin_path"] = (tmp.path() / fmt::format("{}.cubin", i)).string();
-    nlohmann::json reply;
-    bool restart = false;
-    try {
-      reply = worker->request(req, seconds(opt.variant_timeout_s));
-    } catch (const WorkerLost& e) {
-      r.status = e.timed_out ? Status::timeout : Status::faulted;
-      r.reason = e.reason;
-      restart = true;
-    }
-    if (!restart) {
-      if (reply.contains("error")) {
-        r.status = Status::launch_failed;
-        r.reason = reply["error"].get<std::string>();
-      } else {
-        r.status = status_from_name(reply.value("status", "faulted")).value_or(Status::faulted);
-        r.reason = reply.value("reason", "");
-        if (reply.contains("accuracy")) fill_error(r.error, reply["accuracy"]);
-        if (reply.contains("time")) {
-          fill_time(r.time, reply["time"]);
-          r.timed = true;
-        }
-        if (reply.contains("conv_choices")) setup["conv_choices"] = reply["conv_choices"];
-        if (reply.contains("conv")) rep.conv_names[r.variant.name] = reply["conv"];
-        r.verified = r.status == Status::ok;
-        restart = r.status == Status::faulted;  // the worker exits after a fault
-      }
-    }
-    if (r.variant.candidate == "unfused" && r.verified) tf32_bound = reply.value("accuracy", nlohmann::json::object());
-    if (restart) {
-      worker->restart();
-      start_session();
-    }
-  }
-  flush(true);
-  rep.worker_restarts = worker->restarts();
-
-  // 5. Baselines and finalists, re-timed interleaved.
-  auto best_of = [&](auto pred) {
-    std::optional<size_t> best;
-    for (size_t i = 0; i < rep.results.size(); ++i) {
-      const auto& r = rep.results[i];
-      if (!r.verified || !r.timed || !pred(r)) continue;
-      if (!best || r.time.median_ms < rep.results[*best].time.median_ms) best = i;
-    }
-    return best;
-  };
-  rep.unfused = best_of([](const VariantResult& r) { return r.variant.candidate == "unfused"; });
-  rep.cudnn = best_of([](const VariantResult& r) { return r.variant.candidate == "cudnn"; });
-
-  std::vector<size_t> generated;
-  for (size_t i = 0; i < rep.results.size(); ++i) {
-    const auto& r = rep.results[i];
-    if (r.verified && r.timed && r.variant.candidate != "cudnn" && r.variant.candidate != "unfused") generated.push_back(i);
-  }
-  std::sort(generated.begin(), generated.end(),
-            [&](size_t a, size_t b) { return rep.results[a].time.median_ms < rep.results[b].time.median_ms; });
-  if (generated.size() > size_t(opt.finalists)) generated.resize(size_t(opt.finalists));
-  std::vector<size_t> finalists = generated;
-  if (rep.unfused) finalists.push_back(*rep.unfused);
-  if (rep.cudnn) finalists.push_back(*rep.cudnn);
-
-  if (finalists.size() > 1 && !opt.quick) {
-    progress("re-timing finalists interleaved", 0, 1, "");
-    nlohmann::json names = nlohmann::json::array();
-    for (size_t i : finalists) names.push_back(rep.results[i].variant.name);
-    try {
-      auto reply = worker->request({{"cmd", "retime"}, {"names", names}, {"rounds", opt.retime_rounds}},
-                                   seconds(opt.variant_timeout_s * double(finalists.size())));
-      check_reply(reply, "retime");
-      for (size_t i : finalists) fill_time(rep.results[i].time, reply["results"][rep.results[i].variant.name]);
-      if (opt.on_batch) opt.on_batch(rep, finalists);
-    } catch (const WorkerLost& e) {
-      throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing finalists: {}", e.reason));
-    }
-  }
-
-  // 6. The winner: the fastest verified complete pipeline (the conv alone is not one).
-  rep.winner = best_of([](const VariantResult& r) { return r.variant.candidate != "cudnn"; });
-  try {
-    worker->request({{"cmd", "quit"}}, seconds(10));
-  } catch (const WorkerLost&) {
-  }
-  return rep;
+TuneReport run_tune(const spec::Problem& problem, const TuneOptions& options) {
+  TuneRun run(problem, options);
+  return run.run();
 }
 
 }  // namespace fusetune::tune

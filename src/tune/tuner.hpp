@@ -1,14 +1,24 @@
 #pragma once
-// `tune` end to end: ask a worker for the device, generate and compile every variant, then
-// verify and time each in the worker (replacing it when a variant kills it), re-time the
-// finalists and the baselines interleaved, and pick the fastest verified variant.
+// `tune` end to end, in named phases (tune/tuner.cpp):
+//   device     a worker process reads the GPU; the caller may answer from the database
+//   generate   every variant of every candidate for this device (or a sample of them)
+//   compile    NVRTC on all cores
+//   baselines  the floors (conv alone) and `unfused` verified and timed, then re-timed
+//              interleaved: the conv time per layout that finalists are ranked with
+//   measure    every other variant verified on every draw, then timed on its own
+//   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
+//              interleaved with the baselines; the fastest is the winner
+//   confirm    winner, runner-up and baselines re-timed interleaved once more: the figures
+//              reported and stored
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/math_mode.hpp"
 #include "spec/problem.hpp"
 #include "tune/variant_result.hpp"
 
@@ -23,23 +33,24 @@ struct TuneDecision {
 struct TuneReport;
 
 struct TuneOptions {
-  std::string math = "tf32";      // tf32 | fp32
+  MathMode math = MathMode::tf32;
   int device = 0;
   unsigned jobs = 0;              // compile threads
-  int finalists = 3;              // generated candidates re-timed against the baselines
-  int retime_rounds = 15;
+  int finalists = 2;              // per design, re-timed against the baselines
+  int retime_rounds = 15;         // interleaved rounds of the finalist and confirmation phases
   double variant_timeout_s = 60;  // per request to the worker; a hang past it is `timeout`
   std::string worker_exe = "/proc/self/exe";
-  std::string plant;              // test-only: planted variants (wrong|fault|hang), see codegen/planted
+  std::string plant;              // test-only: planted variants, see codegen/planted.hpp
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants (tests)
   std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded)
   int budget = 0;                 // random: how many generated variants to run (0: all)
   bool quick = false;             // few timing repetitions: for correctness runs, not for numbers
+  bool floors = true;             // also run the conv-alone floors (smoke compares with unfused only)
   std::function<void(const std::string& phase, size_t done, size_t total, const std::string& detail)> progress;
   // Called once with the worker's device description ({"name", "limits", "driver", ...}).
   std::function<TuneDecision(const nlohmann::json& device)> on_device;
   // Called with indices into report.results as they are measured (batches of ~16), and once
-  // more with the finalists after their interleaved re-timing: persist them as they come.
+  // more after each interleaved round with the variants it re-timed: persist them as they come.
   std::function<void(const TuneReport& report, const std::vector<size_t>& batch)> on_batch;
   // Already-compiled variants (e.g. a stored winner with its CUBIN) run alongside the generated ones.
   std::vector<VariantResult> injected;
@@ -48,16 +59,20 @@ struct TuneOptions {
 struct TuneReport {
   std::string problem;  // canonical
   std::string key;
-  std::string math;
+  MathMode math = MathMode::tf32;
   nlohmann::json device;      // name, arch, limits, driver
   double copy_gbps = 0;       // measured in this run
   std::vector<VariantResult> results;
-  std::optional<size_t> winner;         // index into results
-  std::optional<size_t> unfused;        // the baseline
-  std::optional<size_t> cudnn;          // the fastest conv-alone floor
-  nlohmann::json conv_names;            // layout -> chosen cuDNN algorithm
+  std::optional<size_t> winner;     // index into results: the fastest verified complete pipeline
+  std::optional<size_t> runner_up;  // the next one, in the confirmation round too
+  std::optional<size_t> unfused;    // the baseline (the faster of eager's conv paths)
+  std::optional<size_t> cudnn;      // the fastest conv-alone floor
+  std::map<std::string, std::vector<std::string>> conv_names;  // variant -> cuDNN algorithm per conv step
+  std::vector<std::string> notes;   // e.g. cuDNN algorithms that failed verification
+  std::vector<std::pair<std::string, double>> phase_seconds;  // in order
+  int confirm_rounds = 0;
   int worker_restarts = 0;
-  bool stopped = false;                 // on_device said a stored result answers it
+  bool stopped = false;             // on_device said a stored result answers it
 };
 
 TuneReport run_tune(const spec::Problem& problem, const TuneOptions& options);

@@ -3,6 +3,8 @@
 // results table, the JSON output and the database.
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "codegen/variant.hpp"
 #include "tune/status.hpp"
@@ -21,20 +23,33 @@ struct CompileFigures {
   std::string ptx;
 };
 
+// The worst draw's figures against the float64 reference (reference/gpu_reference.hpp).
 struct ErrorFigures {
   double max_abs = 0.0;
   double max_rel = 0.0;
   double rel_l2 = 0.0;
-  double tolerance = 0.0;  // what it was held to (rel_l2 bound in tf32, abs+rel in fp32)
+  double rel_l2_limit = 0.0;  // tf32: the rule's limit on rel_l2; 0 under fp32
+  double worst_ratio = 0.0;   // max over elements of |out - ref| / tolerance (<= 1 passes)
+  uint64_t unchecked = 0;     // tf32: ill-conditioned elements (infinite bound)
 };
+
+// Which measurement a time comes from. The first pass times every variant on its own; the
+// finalists are then re-timed interleaved with the baselines, and the winner, the runner-up
+// and the baselines once more in a confirmation round, whose figures are the ones reported.
+enum class TimeRound { first_pass, finalists, confirmation };
+[[nodiscard]] std::string_view time_round_name(TimeRound r);  // "first pass" | "finalists" | "confirmation"
 
 struct TimeFigures {
   double min_ms = 0.0;
   double median_ms = 0.0;
   double max_ms = 0.0;
   int count = 0;
-  double kernel_median_ms = 0.0;  // the generated kernels alone (epilogue pass), when measured
   double spread = 0.0;            // (q3 - q1) / median
+  double kernel_median_ms = 0.0;  // the generated kernel steps alone
+  std::vector<double> step_median_ms;  // per plan step (0 for steps outside the timed region)
+  int batch = 1;                  // plan runs per sample (short plans run back to back, see tune/timer.hpp)
+  TimeRound round = TimeRound::first_pass;
+  std::vector<double> samples;    // interleaved rounds: one per round, in round order (paired ratios)
 };
 
 struct VariantResult {

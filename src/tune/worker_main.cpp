@@ -13,6 +13,8 @@
 #include "gpu/device.hpp"
 #include "gpu/driver_api.hpp"
 #include "tune/limits_json.hpp"
+#include "tune/context_lost.hpp"
+#include "tune/protocol.hpp"
 #include "tune/session.hpp"
 
 namespace fusetune::tune {
@@ -51,12 +53,12 @@ int worker_main() {
                  {"pci_bus_id", info.pci_bus_id}, {"count", gpu::device_count()}};
       } else if (cmd == "setup") {
         session.reset();
-        session = std::make_unique<Session>(req);
-        reply = session->info();
-        reply["ok"] = true;
+        session = std::make_unique<Session>(setup_request_from_json(req));
+        reply = to_json(session->info());
       } else if (cmd == "run" || cmd == "retime") {
         if (!session) throw Error(ExitCode::failure, "worker: run before setup");
-        reply = cmd == "run" ? session->run(req) : session->retime(req);
+        reply = cmd == "run" ? to_json(session->run(run_request_from_json(req)))
+                             : to_json(session->retime(retime_request_from_json(req)));
       } else if (cmd == "quit") {
         send(out, {{"ok", true}});
         return 0;

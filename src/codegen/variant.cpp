@@ -1,0 +1,143 @@
+#include "codegen/variant.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fusetune::codegen {
+
+std::string_view candidate_name(Candidate c) {
+  switch (c) {
+    case Candidate::unfused: return "unfused";
+    case Candidate::cudnn: return "cudnn";
+    case Candidate::epilogue: return "epilogue";
+  }
+  return "?";
+}
+
+std::optional<Candidate> candidate_from_name(std::string_view name) {
+  for (Candidate c : {Candidate::unfused, Candidate::cudnn, Candidate::epilogue})
+    if (candidate_name(c) == name) return c;
+  return std::nullopt;
+}
+
+Role role_of(Candidate c) {
+  switch (c) {
+    case Candidate::unfused: return Role::baseline;
+    case Candidate::cudnn: return Role::floor;
+    case Candidate::epilogue: return Role::solution;
+  }
+  return Role::solution;
+}
+
+std::string_view role_name(Role r) {
+  switch (r) {
+    case Role::baseline: return "baseline";
+    case Role::floor: return "floor";
+    case Role::solution: return "solution";
+  }
+  return "?";
+}
+
+std::string_view buffer_kind_name(BufferKind k) {
+  switch (k) {
+    case BufferKind::input: return "input";
+    case BufferKind::filters: return "filters";
+    case BufferKind::channels: return "channels";
+    case BufferKind::scratch: return "scratch";
+  }
+  return "?";
+}
+
+std::optional<BufferKind> buffer_kind_from_name(std::string_view name) {
+  for (BufferKind k : {BufferKind::input, BufferKind::filters, BufferKind::channels, BufferKind::scratch})
+    if (buffer_kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::string_view tensor_layout_name(TensorLayout l) {
+  switch (l) {
+    case TensorLayout::nchw: return "NCHW";
+    case TensorLayout::nhwc: return "NHWC";
+    case TensorLayout::kcrs: return "KCRS";
+    case TensorLayout::krsc: return "KRSC";
+    case TensorLayout::vector: return "vector";
+  }
+  return "?";
+}
+
+std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) {
+  for (TensorLayout l :
+       {TensorLayout::nchw, TensorLayout::nhwc, TensorLayout::kcrs, TensorLayout::krsc, TensorLayout::vector})
+    if (tensor_layout_name(l) == name) return l;
+  return std::nullopt;
+}
+
+int64_t Buffer::floats() const {
+  int64_t n = 1;
+  for (const auto& d : dims) n *= d.second;
+  return n;
+}
+
+std::string Buffer::dims_text() const {
+  std::vector<std::string> names;
+  std::vector<int64_t> values;
+  for (const auto& [n, v] : dims) {
+    names.push_back(n);
+    values.push_back(v);
+  }
+  return fmt::format("({}) = ({})", fmt::join(names, ", "), fmt::join(values, ", "));
+}
+
+std::vector<BufferRef> Step::reads() const {
+  switch (kind()) {
+    case StepKind::cudnn_conv: {
+      const ConvStep& c = conv();
+      std::vector<BufferRef> r{c.in, c.filters};
+      if (c.bias) r.push_back(*c.bias);
+      return r;
+    }
+    case StepKind::kernel: {
+      const KernelStep& k = kernel();
+      std::vector<BufferRef> r;
+      for (size_t i = 0; i < k.args.size(); ++i)
+        if (std::find(k.writes.begin(), k.writes.end(), i) == k.writes.end()) r.push_back(k.args[i]);
+      return r;
+    }
+  }
+  return {};
+}
+
+std::vector<BufferRef> Step::writes() const {
+  switch (kind()) {
+    case StepKind::cudnn_conv: return {conv().out};
+    case StepKind::kernel: {
+      const KernelStep& k = kernel();
+      std::vector<BufferRef> w;
+      for (size_t i : k.writes)
+        if (i < k.args.size()) w.push_back(k.args[i]);
+      return w;
+    }
+  }
+  return {};
+}
+
+std::optional<BufferRef> Variant::find_buffer(std::string_view buffer_name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == buffer_name) return BufferRef(i);
+  return std::nullopt;
+}
+
+std::optional<size_t> Variant::in_place_output_step() const {
+  for (size_t i = plan.size(); i-- > 0;) {
+    const auto w = plan[i].writes();
+    if (std::find(w.begin(), w.end(), output) == w.end()) continue;
+    const auto r = plan[i].reads();
+    if (plan[i].kind() == StepKind::kernel && std::find(r.begin(), r.end(), output) != r.end()) return i;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fusetune::codegen

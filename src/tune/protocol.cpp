@@ -1,0 +1,198 @@
+#include "tune/protocol.hpp"
+
+#include "codegen/variant_json.hpp"
+#include "common/error.hpp"
+
+namespace fusetune::tune {
+
+namespace {
+
+MathMode math_from(const nlohmann::json& j) {
+  const auto m = parse_math_mode(j.get<std::string>());
+  if (!m) throw Error(ExitCode::failure, "worker protocol: unknown math mode");
+  return *m;
+}
+
+TimeRound round_from(int r) {
+  switch (r) {
+    case 1: return TimeRound::finalists;
+    case 2: return TimeRound::confirmation;
+    default: return TimeRound::first_pass;
+  }
+}
+
+int round_index(TimeRound r) {
+  switch (r) {
+    case TimeRound::first_pass: return 0;
+    case TimeRound::finalists: return 1;
+    case TimeRound::confirmation: return 2;
+  }
+  return 0;
+}
+
+nlohmann::json timing_to_json(const TimingPolicy& p) {
+  return {{"warmup", p.warmup}, {"min_reps", p.min_reps}, {"max_reps", p.max_reps}, {"max_seconds", p.max_seconds},
+          {"target_spread", p.target_spread}};
+}
+
+TimingPolicy timing_from_json(const nlohmann::json& j) {
+  TimingPolicy p;
+  p.warmup = j.at("warmup");
+  p.min_reps = j.at("min_reps");
+  p.max_reps = j.at("max_reps");
+  p.max_seconds = j.at("max_seconds");
+  p.target_spread = j.at("target_spread");
+  return p;
+}
+
+nlohmann::json error_to_json(const ErrorFigures& e) {
+  return {{"max_abs", e.max_abs}, {"max_rel", e.max_rel}, {"rel_l2", e.rel_l2}, {"rel_l2_limit", e.rel_l2_limit},
+          {"worst_ratio", e.worst_ratio}, {"unchecked", e.unchecked}};
+}
+
+ErrorFigures error_from_json(const nlohmann::json& j) {
+  ErrorFigures e;
+  e.max_abs = j.at("max_abs");
+  e.max_rel = j.at("max_rel");
+  e.rel_l2 = j.at("rel_l2");
+  e.rel_l2_limit = j.at("rel_l2_limit");
+  e.worst_ratio = j.at("worst_ratio");
+  e.unchecked = j.at("unchecked");
+  return e;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ConvChoices& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [layout, ch] : c)
+    j[std::to_string(layout)] = {{"algo", ch.algo}, {"math_type", ch.math_type}, {"time_ms", ch.time_ms},
+                                 {"label", ch.label}};
+  return j;
+}
+
+ConvChoices conv_choices_from_json(const nlohmann::json& j) {
+  ConvChoices c;
+  for (const auto& [k, v] : j.items()) {
+    ConvChoice ch;
+    ch.algo = v.at("algo");
+    ch.math_type = v.at("math_type");
+    ch.time_ms = v.at("time_ms");
+    ch.label = v.at("label");
+    c[std::stoi(k)] = ch;
+  }
+  return c;
+}
+
+nlohmann::json to_json(const TimeFigures& t) {
+  return {{"min", t.min_ms}, {"median", t.median_ms}, {"max", t.max_ms}, {"count", t.count}, {"spread", t.spread},
+          {"kernel_median", t.kernel_median_ms}, {"steps", t.step_median_ms}, {"batch", t.batch},
+          {"round", round_index(t.round)}, {"samples", t.samples}};
+}
+
+TimeFigures time_from_json(const nlohmann::json& j) {
+  TimeFigures t;
+  t.min_ms = j.at("min");
+  t.median_ms = j.at("median");
+  t.max_ms = j.at("max");
+  t.count = j.at("count");
+  t.spread = j.at("spread");
+  t.kernel_median_ms = j.at("kernel_median");
+  t.step_median_ms = j.at("steps").get<std::vector<double>>();
+  t.batch = j.at("batch");
+  t.round = round_from(j.at("round").get<int>());
+  t.samples = j.at("samples").get<std::vector<double>>();
+  return t;
+}
+
+nlohmann::json to_json(const SetupRequest& r) {
+  return {{"cmd", "setup"}, {"problem", r.problem}, {"math", math_mode_name(r.math)}, {"device", r.device},
+          {"seed", r.seed}, {"draws", r.draws}, {"conv_choices", to_json(r.conv_choices)}};
+}
+
+SetupRequest setup_request_from_json(const nlohmann::json& j) {
+  SetupRequest r;
+  r.problem = j.at("problem");
+  r.math = math_from(j.at("math"));
+  r.device = j.at("device");
+  r.seed = j.at("seed");
+  r.draws = j.at("draws");
+  r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
+  return r;
+}
+
+nlohmann::json to_json(const SetupReply& r) {
+  return {{"device", r.device}, {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s}};
+}
+
+SetupReply setup_reply_from_json(const nlohmann::json& j) {
+  SetupReply r;
+  r.device = j.at("device");
+  r.copy_gbps = j.at("copy_gbps");
+  r.setup_s = j.at("setup_s");
+  return r;
+}
+
+nlohmann::json to_json(const RunRequest& r) {
+  return {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"cubin_path", r.cubin_path}, {"time", r.time},
+          {"timing", timing_to_json(r.timing)}};
+}
+
+RunRequest run_request_from_json(const nlohmann::json& j) {
+  RunRequest r;
+  r.variant = codegen::variant_from_json(j.at("variant"));
+  r.cubin_path = j.at("cubin_path");
+  r.time = j.at("time");
+  r.timing = timing_from_json(j.at("timing"));
+  return r;
+}
+
+nlohmann::json to_json(const RunReply& r) {
+  nlohmann::json j = {{"status", status_name(r.status)}, {"reason", r.reason}, {"error", error_to_json(r.error)},
+                      {"timed", r.timed}, {"convs", r.convs}, {"conv_choices", to_json(r.conv_choices)},
+                      {"notes", r.notes}};
+  if (r.timed) j["time"] = to_json(r.time);
+  return j;
+}
+
+RunReply run_reply_from_json(const nlohmann::json& j) {
+  RunReply r;
+  r.status = status_from_name(j.at("status").get<std::string>()).value_or(Status::faulted);
+  r.reason = j.at("reason");
+  r.error = error_from_json(j.at("error"));
+  r.timed = j.at("timed");
+  if (r.timed) r.time = time_from_json(j.at("time"));
+  r.convs = j.at("convs").get<std::vector<std::string>>();
+  r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
+  r.notes = j.at("notes").get<std::vector<std::string>>();
+  return r;
+}
+
+nlohmann::json to_json(const RetimeRequest& r) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : r.entries) entries.push_back({{"variant", codegen::to_json(e.variant)}, {"cubin_path", e.cubin_path}});
+  return {{"cmd", "retime"}, {"entries", entries}, {"rounds", r.rounds}, {"round", round_index(r.round)}};
+}
+
+RetimeRequest retime_request_from_json(const nlohmann::json& j) {
+  RetimeRequest r;
+  for (const auto& e : j.at("entries"))
+    r.entries.push_back({codegen::variant_from_json(e.at("variant")), e.at("cubin_path").get<std::string>()});
+  r.rounds = j.at("rounds");
+  r.round = round_from(j.at("round").get<int>());
+  return r;
+}
+
+nlohmann::json to_json(const RetimeReply& r) {
+  nlohmann::json res = nlohmann::json::object();
+  for (const auto& [name, t] : r.results) res[name] = to_json(t);
+  return {{"results", res}};
+}
+
+RetimeReply retime_reply_from_json(const nlohmann::json& j) {
+  RetimeReply r;
+  for (const auto& [name, t] : j.at("results").items()) r.results[name] = time_from_json(t);
+  return r;
+}
+
+}  // namespace fusetune::tune

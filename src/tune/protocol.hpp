@@ -1,0 +1,99 @@
+#pragma once
+// The worker protocol as types: what the tuner asks of the worker process and what it answers.
+// One JSON line per message over pipes (tune/worker_client.hpp); both sides convert through the
+// functions here, so a field is named in one place.
+//   device  -> the GPU's name, limits and driver
+//   setup   -> inputs drawn, float64 references computed, copy bandwidth measured
+//   run     -> one variant verified (every draw) and, if it passes, timed
+//   retime  -> several variants timed interleaved, A B C A B C ..., one sample each per round
+//   quit
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "codegen/variant.hpp"
+#include "common/math_mode.hpp"
+#include "tune/status.hpp"
+#include "tune/timing_stats.hpp"
+#include "tune/variant_result.hpp"
+
+namespace fusetune::tune {
+
+// cuDNN's algorithm for the conv in one layout, as found (and verified) by a worker; handed
+// to the next worker after a restart so it does not search again.
+struct ConvChoice {
+  int algo = 0;
+  int math_type = 0;
+  float time_ms = 0;
+  std::string label;  // "IMPLICIT_PRECOMP_GEMM (tf32)"
+};
+using ConvChoices = std::map<int, ConvChoice>;  // by layout: 0 NCHW, 1 NHWC
+
+struct SetupRequest {
+  std::string problem;  // canonical spec
+  MathMode math = MathMode::tf32;
+  int device = 0;
+  uint64_t seed = 20261129;
+  int draws = 2;
+  ConvChoices conv_choices;
+};
+
+struct SetupReply {
+  nlohmann::json device;  // name, arch, sm_count, l2_bytes, total_mem, driver_version
+  double copy_gbps = 0;
+  double setup_s = 0;
+};
+
+struct RunRequest {
+  codegen::Variant variant;
+  std::string cubin_path;  // "" when the variant has no source
+  bool time = true;
+  TimingPolicy timing;
+};
+
+struct RunReply {
+  Status status = Status::ok;
+  std::string reason;
+  ErrorFigures error;
+  bool timed = false;
+  TimeFigures time;
+  std::vector<std::string> convs;  // the cuDNN algorithm of each conv step, as labels
+  ConvChoices conv_choices;        // everything the worker has chosen so far
+  std::vector<std::string> notes;  // e.g. cuDNN algorithms rejected by verification
+};
+
+struct RetimeEntry {
+  codegen::Variant variant;
+  std::string cubin_path;
+};
+
+struct RetimeRequest {
+  std::vector<RetimeEntry> entries;
+  int rounds = 15;
+  TimeRound round = TimeRound::finalists;
+};
+
+struct RetimeReply {
+  std::map<std::string, TimeFigures> results;  // by variant name
+};
+
+nlohmann::json to_json(const SetupRequest& r);
+nlohmann::json to_json(const SetupReply& r);
+nlohmann::json to_json(const RunRequest& r);
+nlohmann::json to_json(const RunReply& r);
+nlohmann::json to_json(const RetimeRequest& r);
+nlohmann::json to_json(const RetimeReply& r);
+nlohmann::json to_json(const TimeFigures& t);
+nlohmann::json to_json(const ConvChoices& c);
+
+SetupRequest setup_request_from_json(const nlohmann::json& j);
+SetupReply setup_reply_from_json(const nlohmann::json& j);
+RunRequest run_request_from_json(const nlohmann::json& j);
+RunReply run_reply_from_json(const nlohmann::json& j);
+RetimeRequest retime_request_from_json(const nlohmann::json& j);
+RetimeReply retime_reply_from_json(const nlohmann::json& j);
+TimeFigures time_from_json(const nlohmann::json& j);
+ConvChoices conv_choices_from_json(const nlohmann::json& j);
+
+}  // namespace fusetune::tune

@@ -1,0 +1,145 @@
+#include "tune/timer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/driver_api.hpp"
+#include "tune/context_lost.hpp"
+
+namespace fusetune::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A plan shorter than this is run back to back within one sample, up to kMaxBatch times, so a
+// sample lasts about kBatchTargetMs.
+constexpr double kShortPlanMs = 0.05;
+constexpr double kBatchTargetMs = 0.5;
+constexpr int kMaxBatch = 200;
+
+}  // namespace
+
+Timer::Timer(PlanRunner& runner, reference::GpuReference& ref, size_t l2_bytes, bool flush_l2)
+    : runner_(runner), ref_(ref), flush_l2_(flush_l2), l2_scrub_(flush_l2 ? 2 * l2_bytes : 0) {}
+
+Timer::Prepared Timer::prepare(const Loaded& l, int warmup) {
+  Prepared p;
+  const Binding b = runner_.bind(l.variant, 0);
+  for (int i = 0; i < std::max(1, warmup); ++i) runner_.run_all(l, b);
+  sync_or_lose(l.variant.name);
+  // How long the host takes to enqueue the timed region: the spin must outlast it.
+  const auto t0 = Clock::now();
+  for (size_t i = 0; i < l.variant.plan.size(); ++i)
+    if (l.variant.plan[i].timed) runner_.run_step(l, i, b);
+  const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  sync_or_lose(l.variant.name);
+  p.spin_us = std::min(20000.0, 2 * host_us + 20);
+  const Sample one = sample(l, p);
+  if (one.total_ms > 0 && one.total_ms < kShortPlanMs) {
+    p.batch = std::clamp(int(std::ceil(kBatchTargetMs / one.total_ms)), 1, kMaxBatch);
+    p.spin_us = std::min(20000.0, 2 * host_us * p.batch + 20);
+  }
+  return p;
+}
+
+Timer::Sample Timer::sample(const Loaded& l, const Prepared& p) {
+  const CUstream s = runner_.stream();
+  const auto& plan = l.variant.plan;
+  std::vector<size_t> timed;
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].timed) timed.push_back(i);
+  const size_t n_events = size_t(p.batch) * timed.size() + 1;
+  while (events_.size() < n_events) events_.emplace_back();
+
+  // Bound per sample: another plan's buffers may have grown the pool since the last one.
+  const Binding b = runner_.bind(l.variant, 0);
+  if (flush_l2_)
+    FT_CU_CALL(gpu::driver().cuMemsetD32Async(l2_scrub_.ptr(), 0x3F800000u, l2_scrub_.size() / 4, s));
+  runner_.run_untimed(l, b);
+  ref_.spin(p.spin_us, s);
+  events_[0].record(s);
+  size_t e = 1;
+  for (int rep = 0; rep < p.batch; ++rep)
+    for (size_t i : timed) {
+      runner_.run_step(l, i, b);
+      events_[e++].record(s);
+    }
+  const CUresult r = gpu::driver().cuEventSynchronize(events_[n_events - 1].get());
+  if (r != CUDA_SUCCESS) sync_or_lose(l.variant.name);
+
+  Sample smp;
+  smp.step_ms.assign(plan.size(), 0.0);
+  e = 1;
+  for (int rep = 0; rep < p.batch; ++rep)
+    for (size_t i : timed) {
+      smp.step_ms[i] += double(gpu::Event::elapsed_ms(events_[e - 1], events_[e])) / p.batch;
+      ++e;
+    }
+  for (size_t i : timed) {
+    smp.total_ms += smp.step_ms[i];
+    if (plan[i].kind() == codegen::StepKind::kernel) smp.kernel_ms += smp.step_ms[i];
+  }
+  return smp;
+}
+
+TimeFigures Timer::summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round) {
+  std::vector<double> total, kernel;
+  for (const auto& s : samples) {
+    total.push_back(s.total_ms);
+    kernel.push_back(s.kernel_ms);
+  }
+  const auto t = summarize(total);
+  TimeFigures f;
+  f.min_ms = t.min;
+  f.median_ms = t.median;
+  f.max_ms = t.max;
+  f.count = t.count;
+  f.spread = t.spread();
+  f.kernel_median_ms = summarize(kernel).median;
+  if (!samples.empty()) {
+    for (size_t i = 0; i < samples[0].step_ms.size(); ++i) {
+      std::vector<double> step;
+      for (const auto& s : samples) step.push_back(s.step_ms[i]);
+      f.step_median_ms.push_back(summarize(step).median);
+    }
+  }
+  f.batch = batch;
+  f.round = round;
+  return f;
+}
+
+TimeFigures Timer::time(const Loaded& l, const TimingPolicy& policy) {
+  const Prepared p = prepare(l, policy.warmup);
+  std::vector<Sample> samples;
+  std::vector<double> total;
+  double spent = 0;
+  while (!timing_done(total, policy, spent)) {
+    samples.push_back(sample(l, p));
+    total.push_back(samples.back().total_ms);
+    spent += samples.back().total_ms * p.batch / 1000.0;
+  }
+  sync_or_lose(l.variant.name);
+  return summarize_samples(samples, p.batch, TimeRound::first_pass);
+}
+
+std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Loaded*>& plans, int rounds,
+                                                      TimeRound round) {
+  std::vector<Prepared> prepared;
+  for (const Loaded* l : plans) prepared.push_back(prepare(*l, 3));
+  std::vector<std::vector<Sample>> samples(plans.size());
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < plans.size(); ++i) samples[i].push_back(sample(*plans[i], prepared[i]));
+  sync_or_lose("interleaved timing");
+  std::map<std::string, TimeFigures> out;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    TimeFigures f = summarize_samples(samples[i], prepared[i].batch, round);
+    for (const auto& s : samples[i]) f.samples.push_back(s.total_ms);
+    out[plans[i]->variant.name] = std::move(f);
+  }
+  return out;
+}
+
+}  // namespace fusetune::tune

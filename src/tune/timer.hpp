@@ -1,0 +1,55 @@
+#pragma once
+// Timing in the worker. One sample: scrub the L2 (when the working set would fit in it), run
+// the one-time transforms, enqueue a short GPU-side spin, then the timed steps between CUDA
+// events (one after every step). The spin lasts longer than the host takes to enqueue the
+// region, so host launch latency (cuDNN's included) never reaches the events, for every
+// candidate alike. Plans shorter than ~50 us run back to back `batch` times per sample, so the
+// events' resolution and jitter stay under 2% of what they measure (the L2 is scrubbed once per
+// sample then: later repetitions find it warm, for every candidate alike).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu/device_buffer.hpp"
+#include "gpu/event.hpp"
+#include "reference/gpu_reference.hpp"
+#include "tune/plan_runner.hpp"
+#include "tune/timing_stats.hpp"
+#include "tune/variant_result.hpp"
+
+namespace fusetune::tune {
+
+class Timer {
+ public:
+  // flush_l2: scrub the L2 before each sample (working set below twice its size).
+  Timer(PlanRunner& runner, reference::GpuReference& ref, size_t l2_bytes, bool flush_l2);
+
+  // Samples until the policy says stop (timing_stats.hpp); first-pass figures.
+  [[nodiscard]] TimeFigures time(const Loaded& l, const TimingPolicy& policy);
+  // A B C A B C ...: `rounds` samples of each, interleaved so drift (clocks, temperature)
+  // hits every one alike; figures per variant name, with the per-round samples kept.
+  [[nodiscard]] std::map<std::string, TimeFigures> interleaved(const std::vector<const Loaded*>& plans, int rounds,
+                                                              TimeRound round);
+
+ private:
+  struct Prepared {
+    int batch = 1;
+    double spin_us = 20;
+  };
+  struct Sample {
+    double total_ms = 0;
+    double kernel_ms = 0;
+    std::vector<double> step_ms;
+  };
+  Prepared prepare(const Loaded& l, int warmup);
+  Sample sample(const Loaded& l, const Prepared& p);
+  static TimeFigures summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round);
+
+  PlanRunner& runner_;
+  reference::GpuReference& ref_;
+  bool flush_l2_;
+  gpu::DeviceBuffer l2_scrub_;
+  std::vector<gpu::Event> events_;
+};
+
+}  // namespace fusetune::tune
