@@ -79,6 +79,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
     rows = []
+    unfused_rows = []
     for preset in args.presets.split(","):
         model_cls, shape = PRESETS[preset]
         torch.manual_seed(0)
@@ -92,7 +93,12 @@ def main():
             print(f"{preset}: fusetune tune took {time.time() - t0:.0f} s", file=sys.stderr)
         report = json.load(open(json_path))
         win = report["winner"]
-        replay = Replay(win["variant"], model.conv, model.chan(), 1 if preset == "kernelbench-32" else 128)
+        out_channels = 1 if preset == "kernelbench-32" else 128
+        replay = Replay(win["variant"], model.conv, model.chan(), out_channels)
+        # fusetune's `unfused` baseline (it stands in for eager, so it must not be slower than eager).
+        unfused_v = report["baselines"].get("unfused_variant")
+        unfused = Replay(unfused_v, model.conv, model.chan(), out_channels) if unfused_v else None
+        unfused_own = next((r for r in report["results"] if r["name"] == report["baselines"]["unfused"]), None)
 
         with torch.no_grad():
             ref = model(x)
@@ -104,6 +110,7 @@ def main():
                 bool(torch.all(err <= 1e-4 + 1e-4 * ref.abs()).item())
             t_eager = bench(lambda: model(x))
             t_fuse = bench(lambda: replay(x))
+            t_unfused = bench(lambda: unfused(x)) if unfused else float("nan")
             t_comp = float("nan")
             if not args.no_compile:
                 t0 = time.time()
@@ -115,6 +122,9 @@ def main():
             t_eager2 = bench(lambda: model(x))  # eager again: drift check
         rows.append((preset, t_eager, t_eager2, t_comp, t_fuse, win["time_ms"]["median"], win["name"],
                      err.max().item(), rel_l2, tol_ok))
+        unfused_rows.append((preset, t_eager, t_unfused, unfused_own["time_ms"]["median"] if unfused_own else float("nan"),
+                             report["baselines"]["unfused"],
+                             unfused_own["time_ms"].get("steps", []) if unfused_own else []))
 
     print(f"\n| preset ({args.math}) | eager ms | torch.compile ms | fusetune (replayed from PyTorch) ms | "
           f"fusetune (own timing) ms | vs eager | vs compile | winner | max abs diff vs eager | rel L2 | match |")
@@ -122,6 +132,12 @@ def main():
     for p, te, te2, tc, tf, town, name, mx, rl2, ok in rows:
         print(f"| {p} | {te:.3f} ({te2:.3f}) | {tc:.3f} | {tf:.3f} | {town:.3f} | {te / tf:.2f}x | {tc / tf:.2f}x | "
               f"{name} | {mx:.2e} | {rl2:.2e} | {'yes' if ok else 'NO'} |")
+    print(f"\n| preset ({args.math}) | eager ms | fusetune unfused (replayed) ms | fusetune unfused (own timing) ms | "
+          f"unfused / eager | baseline variant | its steps (own timing, ms) |")
+    print("|---|---|---|---|---|---|---|")
+    for p, te, tu, town, name, steps in unfused_rows:
+        print(f"| {p} | {te:.3f} | {tu:.3f} | {town:.3f} | {tu / te:.2f} | {name} | "
+              f"{' + '.join(f'{t:.3f}' for t in steps if t > 0)} |")
     if not all(r[-1] for r in rows):
         sys.exit(1)
 

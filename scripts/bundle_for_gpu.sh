@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Run here before carrying build/ to a GPU machine whose image lacks a library we link
-# (libfmt.so.9 was missing on the lent H200 image): copies them into build/carrylib, which
-# scripts/gpu_check.sh puts on LD_LIBRARY_PATH.
+# Run here before a device call: gathers the Release binaries scripts/gpu_check.sh needs into
+# .gpu/ (build/ is too large to carry), with the libraries the GPU image may lack (libfmt.so.9
+# was missing on the lent H200 image). Name .gpu in the call's `carry`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p build/carrylib
+rm -rf .gpu && mkdir -p .gpu/lib
+cp build/fusetune build/gpu_*_test .gpu/
 for lib in libfmt.so.9 libsqlite3.so.0; do
-  cp -L "/usr/lib/x86_64-linux-gnu/$lib" build/carrylib/
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" .gpu/lib/
 done
-du -sh build
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+du -sh .gpu

@@ -1,83 +1,92 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one call (device time is scarce). Expects build/ from
-# `scripts/setup.sh` (built on the dev machine and carried; scripts/bundle_for_gpu.sh first).
-#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|all]...
-# Results and logs go under $OUT/run (also packed into $OUT/run.tgz after each step); the
+# Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
+# Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
+# carries; build/ itself is too large to carry).
+#   scripts/gpu_check.sh [tests|tune|smoke|bench|profile|all]...
+# Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default $OUT/run/tuning.db) and its dump $OUT/run/h200.jsonl.
-#   GPU_TESTS   test binaries to run (default: every build/gpu_*_test)
-#   MATHS       math modes to tune (default: tf32 fp32); PRESETS likewise
-#   BENCH_MATHS, BENCH_ARGS   for bench/bench_presets.py
+#   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
+#   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt
+#   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
+#   BENCH_ARGS   for bench/bench_presets.py
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/fusetune-out}"
 R="$OUT/run"
 mkdir -p "$R"
 export FUSETUNE_DB="${FUSETUNE_DB:-$R/tuning.db}"
-# Paths baked into the carried build (test data, the worker binary) point at the dev checkout.
+# The carried binaries, where a build would have put them.
+if [ -d .gpu ]; then mkdir -p build && cp -f .gpu/fusetune .gpu/*_test build/ 2>/dev/null; fi
+# Paths baked into the binaries (test data, the worker) point at the dev checkout.
 if [ "$(pwd)" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$(pwd)" /work/main; fi
 # Prefer the cuDNN that PyTorch ships (9.19, what the targets were measured with) over the system's.
 venv_cudnn=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
 [ -d "$venv_cudnn" ] && export LD_LIBRARY_PATH="$venv_cudnn:${LD_LIBRARY_PATH:-}"
-# Libraries the image may lack, bundled by scripts/bundle_for_gpu.sh; last, so the image's win.
-[ -d build/carrylib ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$(pwd)/build/carrylib"
+# Libraries the image may lack; last, so the image's win.
+[ -d .gpu/lib ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$(pwd)/.gpu/lib"
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(all)
 want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
 pack() { tar czf "$OUT/run.tgz" -C "$OUT" run 2>/dev/null; }
 rc=0
+stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 if want tests; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$R/nvidia-smi.txt"
-  for t in ${GPU_TESTS:-build/gpu_*_test}; do
-    echo "== $t"
-    "$t" --gtest_brief=1 >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED: $t"; }
-    grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$R/gpu-tests.log" | tail -3
-  done
   build/fusetune devices | tee "$R/devices.txt"
+  for t in ${GPU_TESTS:-build/gpu_*_test}; do
+    stamp "$t"
+    "$t" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED: $t"; }
+    grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$R/gpu-tests.log" | tail -4
+  done
   pack
 fi
+
+tune_one() {  # name, math, spec-or-preset args...
+  local name=$1 math=$2; shift 2
+  stamp "tune $name $math"
+  build/fusetune tune "$@" --math "$math" --force --json "$R/tune-$name-$math.json" >"$R/tune-$name-$math.txt" \
+    2>"$R/tune-$name-$math.err" || rc=1
+  grep -E "^(winner|note|phases)|variants:" "$R/tune-$name-$math.txt"; tail -2 "$R/tune-$name-$math.err"
+}
 
 if want tune; then
   for math in ${MATHS:-tf32 fp32}; do
-    for p in ${PRESETS:-kernelbench-31 kernelbench-32}; do
-      echo "== tune $p $math"
-      build/fusetune tune --preset "$p" --math "$math" --force --json "$R/tune-$p-$math.json" >"$R/tune-$p-$math.txt" \
-        2>"$R/tune-$p-$math.err" || rc=1
-      grep -E "^(winner|note)|variants:" "$R/tune-$p-$math.txt"; tail -2 "$R/tune-$p-$math.err"
-    done
+    for p in kernelbench-31 kernelbench-32; do tune_one "$p" "$math" --preset "$p"; done
   done
+  if [ "${EXTRA:-1}" = 1 ]; then
+    i=0
+    while IFS= read -r spec; do
+      i=$((i + 1)); tune_one "extra$i" tf32 "$spec"
+    done < <(grep -vE '^\s*(#|$)' bench/problems.txt)
+  fi
   build/fusetune db dump -o "$R/h200.jsonl" && build/fusetune db verify
-  build/fusetune query
-  pack
-fi
-
-if want export; then
-  for math in tf32 fp32; do
-    for p in kernelbench-31 kernelbench-32; do
-      build/fusetune export --preset "$p" --math "$math" --format torch -o "$R/$p-$math.py" || rc=1
-    done
-    echo "== torch export check $math"
-    PYTHONUNBUFFERED=1 python3 bench/check_torch_export.py --m31 "$R/kernelbench-31-$math.py" \
-      --m32 "$R/kernelbench-32-$math.py" --math "$math" 2>&1 | tee -a "$R/export-check.log" | tail -6 || rc=1
-  done
+  build/fusetune query > "$R/query.txt"; cat "$R/query.txt"
   pack
 fi
 
 if want smoke; then
-  echo "== smoke"
-  build/fusetune smoke --json "$R/smoke.json" 2>&1 | tee "$R/smoke.log" | grep -vE "^ok  " || rc=1
-  echo "== smoke with a planted stale winner (must FAIL)"
-  FUSETUNE_TEST_STALE=1 build/fusetune smoke --checks winners 2>&1 | tee "$R/smoke-stale.log"
-  [ "${PIPESTATUS[0]}" -eq 1 ] && echo "stale smoke failed as it must" || { rc=1; echo "STALE SMOKE DID NOT FAIL"; }
+  for i in $(seq 1 "${SMOKE_RUNS:-1}"); do
+    stamp "smoke run $i"
+    build/fusetune smoke --checks winners > "$R/smoke-$i.log" 2>&1; echo "exit $?" >> "$R/smoke-$i.log"
+    grep -E "^(FAIL|smoke:)|^exit" "$R/smoke-$i.log"
+  done
+  stamp "smoke with a planted stale winner (must FAIL)"
+  FUSETUNE_TEST_STALE=1 build/fusetune smoke --checks winners > "$R/smoke-stale.log" 2>&1
+  [ $? -eq 1 ] && echo "stale smoke failed as it must" || { rc=1; echo "STALE SMOKE DID NOT FAIL"; }
+  grep -E "^(ok|FAIL|smoke:)" "$R/smoke-stale.log" | cut -c1-160
   pack
 fi
 
 if want bench; then
-  for math in ${BENCH_MATHS:-tf32}; do
-    echo "== bench $math"
-    PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$R" --reuse \
-      --math "$math" ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-$math.md" | tail -12 || rc=1
-  done
+  stamp "bench tf32"
+  PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$R" --reuse \
+    --math tf32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-tf32.md" | tail -14 || rc=1
   pack
 fi
-cp "$R/h200.jsonl" "$OUT/" 2>/dev/null
+
+if want profile; then
+  stamp "eager profile"
+  PYTHONUNBUFFERED=1 python3 bench/eager_profile.py --benchmark 1 > "$R/eager-profile.md" 2>&1
+  pack
+fi
 exit $rc

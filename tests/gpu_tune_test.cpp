@@ -27,6 +27,7 @@ class GpuTune : public testing::Test {
     o.worker_exe = FUSETUNE_BINARY;
     o.max_variants = 3;
     o.quick = true;
+    o.retime_rounds = 3;
     o.plant = plant;
     o.variant_timeout_s = timeout_s;
     return fusetune::tune::run_tune(fusetune::spec::parse(spec), o);

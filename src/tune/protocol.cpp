@@ -148,7 +148,7 @@ RunRequest run_request_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const RunReply& r) {
-  nlohmann::json j = {{"status", status_name(r.status)}, {"reason", r.reason}, {"error", error_to_json(r.error)},
+  nlohmann::json j = {{"status", status_name(r.status)}, {"reason", r.reason}, {"accuracy", error_to_json(r.error)},
                       {"timed", r.timed}, {"convs", r.convs}, {"conv_choices", to_json(r.conv_choices)},
                       {"notes", r.notes}};
   if (r.timed) j["time"] = to_json(r.time);
@@ -159,7 +159,7 @@ RunReply run_reply_from_json(const nlohmann::json& j) {
   RunReply r;
   r.status = status_from_name(j.at("status").get<std::string>()).value_or(Status::faulted);
   r.reason = j.at("reason");
-  r.error = error_from_json(j.at("error"));
+  r.error = error_from_json(j.at("accuracy"));
   r.timed = j.at("timed");
   if (r.timed) r.time = time_from_json(j.at("time"));
   r.convs = j.at("convs").get<std::vector<std::string>>();

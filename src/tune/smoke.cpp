@@ -153,6 +153,7 @@ SmokeCheck check_winner(const db::WinnerRecord& w, const std::string& name, cons
   o.worker_exe = opt.worker_exe;
   o.math = parse_math_mode(w.math).value_or(MathMode::tf32);
   o.floors = false;  // the criteria compare with unfused only
+  o.quick = true;    // the figures come from the interleaved rounds
   o.injected = {stored};
   o.on_device = [](const nlohmann::json&) {
     TuneDecision d;
@@ -275,6 +276,7 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
       TuneOptions o;
       o.worker_exe = opt.worker_exe;
       o.quick = true;
+      o.retime_rounds = 3;
       o.math = MathMode::tf32;
       o.max_variants = 2;
       const auto rep = run_tune(spec::parse(s), o);

@@ -241,7 +241,7 @@ class TuneRun {
     if (idx.size() < 2) return;
     if (!session_) start_session();
     RetimeRequest req;
-    req.rounds = opt_.quick ? 3 : opt_.retime_rounds;
+    req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
     nlohmann::json reply;

@@ -44,7 +44,8 @@ struct TuneOptions {
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants (tests)
   std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded)
   int budget = 0;                 // random: how many generated variants to run (0: all)
-  bool quick = false;             // few timing repetitions: for correctness runs, not for numbers
+  bool quick = false;             // a short first pass (3-5 samples): for correctness runs and re-checks
+                                  // whose figures come from the interleaved rounds (smoke)
   bool floors = true;             // also run the conv-alone floors (smoke compares with unfused only)
   std::function<void(const std::string& phase, size_t done, size_t total, const std::string& detail)> progress;
   // Called once with the worker's device description ({"name", "limits", "driver", ...}).

@@ -1,0 +1,100 @@
+// A stand-in for `fusetune __worker` that needs no GPU: it speaks the worker protocol
+// (tune/protocol.hpp) and answers with deterministic, synthetic figures, so the tuner's phases
+// (baselines, measure, finalists per design, confirmation) are tested GPU-free.
+//   every variant verifies, except names containing "planted" (wrong_result) and "fault"
+//   (the worker says faulted and exits, as a lost context makes it)
+//   a conv step takes 1.0 ms (NCHW) or 0.5 ms (NHWC); a kernel step 0.1 ms plus a per-variant
+//   amount from a hash of its name; re-timing adds +-1% that depends on the round.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpu/device_limits.hpp"
+#include "tune/limits_json.hpp"
+#include "tune/protocol.hpp"
+
+using namespace fusetune;
+using namespace fusetune::tune;
+
+namespace {
+
+double name_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  return double(h % 1000) / 1000.0;  // [0, 1)
+}
+
+TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
+  TimeFigures t;
+  for (const auto& st : v.plan) {
+    double ms = 0;
+    if (st.timed) {
+      switch (st.kind()) {
+        case codegen::StepKind::cudnn_conv: ms = st.conv().layout == spec::Layout::nhwc ? 0.5 : 1.0; break;
+        case codegen::StepKind::kernel: ms = 0.1 + 0.2 * name_hash(v.name + st.kernel().name); break;
+      }
+    }
+    ms *= 1 + jitter;
+    t.step_median_ms.push_back(ms);
+    t.median_ms += ms;
+    if (st.kind() == codegen::StepKind::kernel) t.kernel_median_ms += ms;
+  }
+  t.min_ms = t.max_ms = t.median_ms;
+  t.count = 10;
+  t.round = round;
+  return t;
+}
+
+}  // namespace
+
+int main() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    const auto req = nlohmann::json::parse(line);
+    const std::string cmd = req.at("cmd");
+    nlohmann::json reply;
+    if (cmd == "device") {
+      gpu::DeviceLimits l;
+      l.name = "Fake H200";
+      reply = {{"limits", limits_to_json(l)}, {"name", "Fake H200"}, {"total_mem", int64_t(1) << 37},
+               {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:00:00.0"}, {"count", 1}};
+    } else if (cmd == "setup") {
+      SetupReply r;
+      r.device = {{"name", "Fake H200"}};
+      r.copy_gbps = 4000;
+      reply = to_json(r);
+    } else if (cmd == "run") {
+      const RunRequest r = run_request_from_json(req);
+      if (r.variant.name.find("fault") != std::string::npos) {
+        std::cout << nlohmann::json{{"status", "faulted"}, {"reason", "fake CUDA_ERROR_ILLEGAL_ADDRESS"}}.dump()
+                  << std::endl;
+        return 3;
+      }
+      RunReply out;
+      if (r.variant.name.find("planted") != std::string::npos) {
+        out.status = Status::wrong_result;
+        out.reason = "draw 0: planted";
+      } else if (r.time) {
+        out.timed = true;
+        out.time = figures(r.variant, 0, TimeRound::first_pass);
+      }
+      reply = to_json(out);
+    } else if (cmd == "retime") {
+      const RetimeRequest r = retime_request_from_json(req);
+      RetimeReply out;
+      for (const auto& e : r.entries) {
+        TimeFigures t = figures(e.variant, 0, r.round);
+        for (int i = 0; i < r.rounds; ++i)
+          t.samples.push_back(figures(e.variant, 0.01 * ((i % 3) - 1), r.round).median_ms);
+        out.results[e.variant.name] = t;
+      }
+      reply = to_json(out);
+    } else if (cmd == "quit") {
+      std::cout << nlohmann::json{{"ok", true}}.dump() << std::endl;
+      return 0;
+    }
+    std::cout << reply.dump() << std::endl;
+  }
+  return 0;
+}
