@@ -445,7 +445,8 @@ TEST_F(GpuReferenceTest, CompareTakesTheConvAnswersChannels) {
     const GpuErrorStats s = ref.compare(out.ptr(), nhwc, *a.conv, stream());
     EXPECT_TRUE(judge(s, MathMode::tf32).ok) << judge(s, MathMode::tf32).reason;
     EXPECT_EQ(s.count, y.size());
-    EXPECT_LE(s.max_rel, 0x1p-24);
+    // fp32 rounding of the CPU conv, against the GPU's (which may differ in the last double bits).
+    EXPECT_LE(s.max_rel, 0x1p-24 * (1 + 1e-9));
   }
 }
 
