@@ -85,7 +85,7 @@ Session::Session(const nlohmann::json& setup)
 
   const std::string arch = device_.limits.arch_flag();
   ref_ = std::make_unique<reference::GpuReference>(problem_, arch, math_);  // TEMP: new API
-  conv_ref_ = std::make_unique<reference::GpuReference>(conv_only_, arch, math_);
+  conv_ref_ = std::make_unique<reference::GpuReference>(conv_only_, arch, math_);  // TEMP: new API
   for (int d = 0; d < draws_; ++d) make_draw(d);
 
   if (setup.contains("conv_choices"))
