@@ -10,6 +10,7 @@
 //   by hi * 2^-25 (positive, below hi).
 // ft_fill_u32 / ft_check_u32: write a pattern (the NaN sentinel before a verification run, the
 //   guard band after a buffer) and count the elements that no longer hold it.
+// ft_spin: a busy wait of a given device time (GpuReference::spin).
 //
 // All kernels are grid-stride loops: any grid is correct, the host picks one that fills the GPU.
 
@@ -59,4 +60,20 @@ extern "C" __global__ void ft_check_u32(const unsigned* __restrict__ p, unsigned
   // One atomic per warp, and only from warps that found something.
   for (int offset = 16; offset > 0; offset /= 2) bad += __shfl_down_sync(0xffffffffu, bad, offset);
   if ((threadIdx.x & 31) == 0 && bad != 0) atomicAdd(bad_count, bad);
+}
+
+// Busy-waits about `ns` nanoseconds of device time, read from %globaltimer (ns since an epoch,
+// updated every microsecond or so). GpuReference::spin puts it in front of a timed region so
+// the host has enqueued the whole region before the GPU reaches its first event. Launch one
+// thread; `volatile` asm keeps the timer read inside the loop.
+__device__ __forceinline__ unsigned long long ft_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+extern "C" __global__ void ft_spin(unsigned long long ns) {
+  const unsigned long long start = ft_globaltimer();
+  while (ft_globaltimer() - start < ns) {
+  }
 }

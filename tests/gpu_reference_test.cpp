@@ -1,7 +1,10 @@
 // GPU tests of GpuReference: the float64 reference kernels agree with the CPU reference
 // (reference_output) on the same inputs, for awkward shapes, every op and every reduction;
-// compare() counts planted errors exactly in NCHW and NHWC; the fill and guard kernels do
-// what they promise; full-size problems run fast enough and index past 2^31 elements.
+// under tf32 their bounds and variances equal the CPU twin's (reference_with_bounds) to fp32
+// rounding, and the conv-alone answer of the same pass equals the CPU conv; compare() counts
+// planted errors exactly in NCHW and NHWC under both rules, passes a CPU-emulated TF32 output
+// and fails planted bugs; the fill, guard and spin kernels do what they promise; full-size
+// problems run fast enough and index past 2^31 elements.
 // Skips with the reason when there is no GPU or driver.
 #include <gtest/gtest.h>
 
@@ -24,11 +27,15 @@
 #include "gpu/driver_api.hpp"
 #include "gpu/event.hpp"
 #include "gpu/stream.hpp"
+#include "reference/bounds.hpp"
 #include "reference/compare.hpp"
 #include "reference/cpu_reference.hpp"
 #include "reference/gpu_reference.hpp"
 #include "reference/op_math.hpp"
 #include "reference/problem_data.hpp"
+#include "reference/tolerance.hpp"
+#include "spec/ops.hpp"
+#include "tf32_emulation.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -82,6 +89,63 @@ gpu::DeviceBuffer upload(const std::vector<T>& v) {
   return b;
 }
 
+// A RefArrays on the host.
+struct HostArrays {
+  std::vector<double> values;
+  std::vector<float> bound, var;
+};
+
+HostArrays download(const RefArrays& a, CUstream s) {
+  HostArrays h;
+  h.values.resize(size_t(a.count));
+  a.values.copy_to_host(h.values.data(), h.values.size() * sizeof(double), 0, s);
+  if (!a.bound.empty()) {
+    h.bound.resize(size_t(a.count));
+    h.var.resize(size_t(a.count));
+    a.bound.copy_to_host(h.bound.data(), h.bound.size() * sizeof(float), 0, s);
+    a.var.copy_to_host(h.var.data(), h.var.size() * sizeof(float), 0, s);
+  }
+  return h;
+}
+
+size_t bytes_of(const RefArrays& a) { return a.values.size() + a.bound.size() + a.var.size(); }
+
+// Host arrays to the device, as compute() would have left them.
+RefArrays upload_answer(const std::vector<double>& values, const std::vector<float>& bound = {},
+                        const std::vector<float>& var = {}) {
+  RefArrays a;
+  a.count = values.size();
+  a.values = upload(values);
+  if (!bound.empty()) a.bound = upload(bound);
+  if (!var.empty()) a.var = upload(var);
+  return a;
+}
+
+void expect_values_close(const std::vector<double>& gpu, const std::vector<double>& cpu, const char* what) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  int64_t bad = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double c = cpu[i], g = gpu[i];
+    if ((std::isnan(c) && std::isnan(g)) || c == g) continue;
+    if (std::fabs(g - c) <= 1e-12 * std::max(std::fabs(c), 1.0)) continue;
+    if (bad++ < 5) ADD_FAILURE() << what << " element " << i << ": gpu " << g << " cpu " << c;
+  }
+  EXPECT_EQ(bad, 0) << what << ", of " << cpu.size();
+}
+
+// Bounds and variances: equal, or both infinite, or within 1e-5 relative.
+void expect_bounds_close(const std::vector<float>& gpu, const std::vector<float>& cpu, const char* what) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  int64_t bad = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const double c = cpu[i], g = gpu[i];
+    if (c == g) continue;
+    if (std::isfinite(c) && std::isfinite(g) && std::fabs(g - c) <= 1e-5 * std::fabs(c)) continue;
+    if (bad++ < 5) ADD_FAILURE() << what << " element " << i << ": gpu " << g << " cpu " << c;
+  }
+  EXPECT_EQ(bad, 0) << what << ", of " << cpu.size();
+}
+
 class GpuReferenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -94,41 +158,61 @@ class GpuReferenceTest : public ::testing::Test {
 
   CUstream stream() const { return stream_->get(); }
 
-  // The GPU reference of `p` on host inputs `d`, downloaded. alias: the epilogue in place.
-  std::vector<double> gpu_output(const GpuReference& ref, const ProblemData& d, bool alias) {
-    const spec::Problem& p = ref.problem();
-    gpu::DeviceBuffer x = upload(d.x), w = upload(d.w), chan = upload(d.chan);
-    gpu::DeviceBuffer y64(GpuReference::y64_bytes(p));
-    gpu::DeviceBuffer separate;
-    if (!alias) separate = gpu::DeviceBuffer(GpuReference::ref64_bytes(p));
-    const gpu::DeviceBuffer& ref64 = alias ? y64 : separate;
-    y64.fill_u32(kNaNSentinel, stream());  // an output the kernels skip stays NaN and fails
-    if (!alias) separate.fill_u32(kNaNSentinel, stream());
-    ref.compute(x.ptr(), w.ptr(), chan.ptr(), y64.ptr(), ref64.ptr(), stream());
-    std::vector<double> out(size_t(p.out_elems()));
-    ref64.copy_to_host(out.data(), out.size() * sizeof(double), 0, stream());
-    return out;
+  // compute() on host inputs `d`, downloaded.
+  struct Downloaded {
+    HostArrays output;
+    std::optional<HostArrays> conv;
+    size_t device_bytes = 0;  // the answer's buffers
+  };
+  Downloaded gpu_answer(const GpuReference& ref, const ProblemData& d, bool with_conv) {
+    gpu::DeviceBuffer x = upload(d.x), w = upload(d.w), chan = upload(d.chan.empty() ? std::vector<float>{0.0f} : d.chan);
+    const RefAnswer a = ref.compute(x.ptr(), w.ptr(), chan.ptr(), with_conv, stream());
+    Downloaded r;
+    r.output = download(a.output, stream());
+    r.device_bytes = bytes_of(a.output);
+    if (a.conv) {
+      r.conv = download(*a.conv, stream());
+      r.device_bytes += bytes_of(*a.conv);
+    }
+    EXPECT_LE(r.device_bytes, GpuReference::answer_bytes(ref.problem(), ref.math(), with_conv));
+    EXPECT_EQ(a.conv.has_value(), with_conv);
+    return r;
   }
 
   // GPU == CPU to 1e-12 relative (absolute below magnitude 1: conv outputs cross zero, and the
-  // two references add the taps in different orders). Both NaN, or equal, always match.
-  void expect_matches_cpu(const spec::Problem& p, double threshold_fraction = 0.25, uint64_t seed = 1) {
-    SCOPED_TRACE(describe(p.conv));
+  // two references add the taps in different orders). Both NaN, or equal, always match. Under
+  // tf32 the bounds and variances equal the CPU twin's to 1e-5 relative (fp32 storage, rounded
+  // up, of doubles that differ in the last bits), and the conv-alone answer of the same pass
+  // equals the CPU conv.
+  void expect_matches_cpu(const spec::Problem& p, double threshold_fraction = 0.25, uint64_t seed = 1,
+                          MathMode math = MathMode::tf32) {
+    SCOPED_TRACE(describe(p.conv) + " " + std::string(math_mode_name(math)));
     const ProblemData d = make_problem_data(p, seed, threshold_fraction);
     const std::vector<double> cpu = reference_output(p, d);
-    const GpuReference ref(p, arch_);
-    const std::vector<double> gpu = gpu_output(ref, d, false);
-    ASSERT_EQ(gpu.size(), cpu.size());
-    int64_t bad = 0;
-    for (size_t i = 0; i < cpu.size(); ++i) {
-      const double c = cpu[i], g = gpu[i];
-      if ((std::isnan(c) && std::isnan(g)) || c == g) continue;
-      if (std::fabs(g - c) <= 1e-12 * std::max(std::fabs(c), 1.0)) continue;
-      if (bad++ < 5) ADD_FAILURE() << "element " << i << ": gpu " << g << " cpu " << c;
+    const GpuReference ref(p, arch_, math);
+    const Downloaded gpu = gpu_answer(ref, d, true);
+    expect_values_close(gpu.output.values, cpu, "output");
+    if (math == MathMode::tf32) {
+      const BoundedReference twin = reference_with_bounds(p, d);
+      expect_bounds_close(gpu.output.bound, twin.bound, "output bound");
+      expect_bounds_close(gpu.output.var, twin.var, "output variance");
+    } else {
+      EXPECT_TRUE(gpu.output.bound.empty());
+      EXPECT_TRUE(gpu.output.var.empty());
     }
-    EXPECT_EQ(bad, 0) << "of " << cpu.size();
-    if (!p.reduce) {  // in place gives the same bits
-      EXPECT_EQ(std::memcmp(gpu_output(ref, d, true).data(), gpu.data(), gpu.size() * sizeof(double)), 0);
+    ASSERT_TRUE(gpu.conv.has_value());
+    const std::vector<double> conv_cpu = conv2d_nchw(p.conv, d.x.data(), d.w.data(), nullptr);
+    expect_values_close(gpu.conv->values, conv_cpu, "conv alone");
+    if (math == MathMode::tf32) {
+      const BoundedReference conv_twin = conv_with_bounds(p.conv, d.x.data(), d.w.data());
+      expect_bounds_close(gpu.conv->bound, conv_twin.bound, "conv E0");
+      expect_bounds_close(gpu.conv->var, conv_twin.var, "conv V0");
+    }
+    if (!p.reduce) {  // in place (no conv answer kept) gives the same bits
+      const Downloaded alone = gpu_answer(ref, d, false);
+      EXPECT_EQ(std::memcmp(alone.output.values.data(), gpu.output.values.data(), cpu.size() * sizeof(double)), 0);
+      EXPECT_EQ(alone.output.bound, gpu.output.bound);
+      EXPECT_EQ(alone.output.var, gpu.output.var);
     }
   }
 
@@ -145,7 +229,8 @@ TEST_F(GpuReferenceTest, PointwiseChainMatchesCpu) {
     p.conv = c;
     p.num_params = 1;
     p.pre = {op(OpKind::min, {scalar(0.5)}), op(OpKind::add, {param(0)}), op(OpKind::mul, {scalar(2.0)})};
-    expect_matches_cpu(p);
+    expect_matches_cpu(p, 0.25, 1, MathMode::tf32);
+    expect_matches_cpu(p, 0.25, 1, MathMode::fp32);
   }
 }
 
@@ -153,13 +238,14 @@ TEST_F(GpuReferenceTest, ConvAloneMatchesCpu) {
   for (const spec::Conv& c : shapes()) {
     spec::Problem p;
     p.conv = c;
-    expect_matches_cpu(p, 0.0);
+    expect_matches_cpu(p, 0.0, 1, MathMode::tf32);
+    expect_matches_cpu(p, 0.0, 1, MathMode::fp32);
   }
 }
 
 TEST_F(GpuReferenceTest, EveryReductionMatchesCpu) {
   for (ReduceKind rk : {ReduceKind::min, ReduceKind::max, ReduceKind::sum, ReduceKind::mean}) {
-    SCOPED_TRACE(reduce_name(rk));
+    SCOPED_TRACE(spec::reduce_name(rk));
     for (const spec::Conv& c : shapes()) {
       spec::Problem p;
       p.conv = c;
@@ -168,6 +254,7 @@ TEST_F(GpuReferenceTest, EveryReductionMatchesCpu) {
       p.reduce = rk;
       p.post = {op(OpKind::add, {scalar(0.25)}), op(OpKind::tanh)};
       expect_matches_cpu(p);
+      expect_matches_cpu(p, 0.25, 1, MathMode::fp32);
       p.pre.clear();  // the bare reduction too (kernelbench-32 has only mul before it)
       p.post.clear();
       expect_matches_cpu(p);
@@ -233,24 +320,29 @@ TEST_F(GpuReferenceTest, EveryOpMatchesCpu) {
 
 struct Planted {
   std::vector<double> ref;
-  std::vector<float> out;  // NCHW
-  uint64_t mismatches = 0, nonfinite = 0, first_bad = 0;
+  std::vector<float> bound, var;  // the tf32 rule's: a bound of 1e-3 everywhere, 1e-8 variance
+  std::vector<float> out;         // NCHW
+  uint64_t mismatches = 0, nonfinite = 0, first_bad = 0, unchecked = 0;
 };
 
-// out = float(ref) everywhere (well inside 1e-4), then errors planted at known places.
-Planted plant(const spec::Problem& p) {
+// out = float(ref) everywhere (well inside 1e-4, and inside the 1e-3 bound), then errors planted
+// at known places that fail both rules alike (or pass both), plus, under tf32, one unchecked
+// element holding garbage.
+Planted plant(const spec::Problem& p, MathMode math) {
   Planted t;
   const auto count = size_t(p.out_elems());
   t.ref.resize(count);
   for (size_t i = 0; i < count; ++i) t.ref[i] = 3.0 * std::sin(double(i) * 0.37) + 0.01;
   t.out.assign(t.ref.begin(), t.ref.end());
+  t.bound.assign(count, 1e-3f);
+  t.var.assign(count, 1e-8f);
   auto set = [&](size_t i, double r, float o) {
     t.ref[i] = r;
     t.out[i] = o;
   };
   t.out[7] += 1.0f;                            // too far: mismatch
-  t.out[count - 1] -= 0.001f;                  // last element: mismatch
-  t.out[20] = t.out[20] + 2e-5f;               // inside 1e-4 + 1e-4*|ref|: match
+  t.out[count - 1] -= 0.01f;                   // last element: mismatch
+  t.out[20] = t.out[20] + 2e-5f;               // inside 1e-4 + 1e-4*|ref| and the bound: match
   t.out[30] = std::numeric_limits<float>::quiet_NaN();  // unwritten sentinel: nonfinite
   t.out[31] = std::numeric_limits<float>::infinity();   // overflow: nonfinite
   set(40, kNaN, std::numeric_limits<float>::quiet_NaN());  // NaN in both: match
@@ -260,6 +352,11 @@ Planted plant(const spec::Problem& p) {
   t.mismatches = 6;
   t.nonfinite = 2;
   t.first_bad = 7;
+  if (math == MathMode::tf32) {
+    t.bound[50] = std::numeric_limits<float>::infinity();  // ill-conditioned: never a mismatch
+    t.out[50] = std::numeric_limits<float>::quiet_NaN();
+    t.unchecked = 1;
+  }
   return t;
 }
 
@@ -271,81 +368,178 @@ std::vector<float> to_nhwc(const std::vector<float>& nchw, int64_t n_img, int64_
   return nhwc;
 }
 
+// The device's figures are the CPU twin's (compare_bounded): max is order-free; the sums add
+// in another order.
+void expect_same_figures(const GpuErrorStats& cpu, const GpuErrorStats& s) {
+  EXPECT_EQ(cpu.mismatches, s.mismatches);
+  EXPECT_EQ(cpu.nonfinite, s.nonfinite);
+  EXPECT_EQ(cpu.unchecked, s.unchecked);
+  EXPECT_EQ(cpu.count, s.count);
+  EXPECT_EQ(cpu.first_bad, s.first_bad);
+  EXPECT_EQ(cpu.max_abs, s.max_abs);
+  EXPECT_EQ(cpu.max_rel, s.max_rel);
+  EXPECT_EQ(cpu.worst_ratio, s.worst_ratio);
+  EXPECT_NEAR(cpu.rel_l2, s.rel_l2, 1e-12 * cpu.rel_l2);
+  EXPECT_NEAR(cpu.rel_l2_limit, s.rel_l2_limit, 1e-12 * cpu.rel_l2_limit);
+}
+
 TEST_F(GpuReferenceTest, CompareCountsPlantedErrorsExactly) {
-  for (bool reduce : {false, true}) {
-    spec::Problem p;
-    p.conv = shapes()[0];
-    if (reduce) p.reduce = ReduceKind::max;
-    SCOPED_TRACE(reduce ? "reduced output" : "full output");
-    GpuReference ref(p, arch_);
-    const Planted t = plant(p);
-    const ErrorStats cpu = reference::compare(t.out.data(), t.ref.data(), int64_t(t.ref.size()), 1e-4, 1e-4);
-    const gpu::DeviceBuffer ref64 = upload(t.ref);
-    for (bool nhwc : {false, true}) {
-      SCOPED_TRACE(nhwc ? "NHWC out" : "NCHW out");
-      const gpu::DeviceBuffer out =
-          upload(nhwc ? to_nhwc(t.out, p.conv.n, p.out_channels(), p.conv.p() * p.conv.q()) : t.out);
-      const GpuErrorStats s = ref.compare(out.ptr(), nhwc, ref64.ptr(), 1e-4, 1e-4, stream());
-      EXPECT_EQ(s.mismatches, t.mismatches);
-      EXPECT_EQ(s.nonfinite, t.nonfinite);
-      EXPECT_EQ(s.first_bad, t.first_bad);
-      EXPECT_FALSE(s.ok());
-      // Same figures as the CPU twin (max is order-free; the L2 sums add in another order).
-      EXPECT_EQ(uint64_t(cpu.mismatches), s.mismatches);
-      EXPECT_EQ(uint64_t(cpu.first_bad), s.first_bad);
-      EXPECT_EQ(cpu.max_abs, s.max_abs);  // infinite: out[31]
-      EXPECT_EQ(cpu.max_rel, s.max_rel);
-      EXPECT_NEAR(cpu.rel_l2, s.rel_l2, 1e-12 * cpu.rel_l2);
+  for (MathMode math : {MathMode::fp32, MathMode::tf32}) {
+    for (bool reduce : {false, true}) {
+      spec::Problem p;
+      p.conv = shapes()[0];
+      if (reduce) p.reduce = ReduceKind::max;
+      SCOPED_TRACE(std::string(math_mode_name(math)) + (reduce ? " reduced output" : " full output"));
+      GpuReference ref(p, arch_, math);
+      const Planted t = plant(p, math);
+      const GpuErrorStats cpu =
+          compare_bounded(t.out.data(), t.ref.data(), t.bound.data(), t.var.data(), t.ref.size(), math);
+      const RefArrays answer = math == MathMode::tf32 ? upload_answer(t.ref, t.bound, t.var) : upload_answer(t.ref);
+      for (bool nhwc : {false, true}) {
+        SCOPED_TRACE(nhwc ? "NHWC out" : "NCHW out");
+        const gpu::DeviceBuffer out =
+            upload(nhwc ? to_nhwc(t.out, p.conv.n, p.out_channels(), p.conv.p() * p.conv.q()) : t.out);
+        const GpuErrorStats s = ref.compare(out.ptr(), nhwc, answer, stream());
+        EXPECT_EQ(s.mismatches, t.mismatches);
+        EXPECT_EQ(s.nonfinite, t.nonfinite);
+        EXPECT_EQ(s.unchecked, t.unchecked);
+        EXPECT_EQ(s.first_bad, t.first_bad);
+        EXPECT_EQ(s.count, t.ref.size());
+        EXPECT_FALSE(s.ok());
+        EXPECT_FALSE(judge(s, math).ok);
+        EXPECT_EQ(s.max_abs, kInf);  // out[31]
+        EXPECT_EQ(s.worst_ratio, kInf);
+        expect_same_figures(cpu, s);
+        if (math == MathMode::fp32) {
+          EXPECT_EQ(s.rel_l2_limit, 0.0);
+          // The fp32 rule is the old compare's (KernelBench's allclose).
+          const ErrorStats old = reference::compare(t.out.data(), t.ref.data(), int64_t(t.ref.size()), 1e-4, 1e-4);
+          EXPECT_EQ(uint64_t(old.mismatches), s.mismatches);
+          EXPECT_NEAR(old.rel_l2, s.rel_l2, 1e-12 * old.rel_l2);
+        } else {
+          EXPECT_GT(s.rel_l2_limit, 0.0);
+        }
+      }
     }
   }
 }
 
-TEST_F(GpuReferenceTest, CompareFiguresMatchCpuOnFiniteErrors) {
+// The conv-alone answer of a problem with a reduction has K channels: compare takes its layout
+// from the answer, in both layouts.
+TEST_F(GpuReferenceTest, CompareTakesTheConvAnswersChannels) {
   spec::Problem p;
-  p.conv = shapes()[3];
-  GpuReference ref(p, arch_);
-  const ProblemData d = make_problem_data(p, 5);
-  const std::vector<double> r = reference_output(p, d);
-  std::vector<float> out(r.begin(), r.end());
-  for (size_t i = 0; i < out.size(); i += 97) out[i] *= 1.01f;  // beyond the tolerance wherever |ref| > ~0.01
-  const ErrorStats cpu = reference::compare(out.data(), r.data(), int64_t(r.size()), 1e-4, 1e-4);
-  const gpu::DeviceBuffer ref64 = upload(r), out_d = upload(out);
-  const GpuErrorStats s = ref.compare(out_d.ptr(), false, ref64.ptr(), 1e-4, 1e-4, stream());
-  EXPECT_GT(s.mismatches, 0u);
-  EXPECT_EQ(uint64_t(cpu.mismatches), s.mismatches);
-  EXPECT_EQ(uint64_t(cpu.first_bad), s.first_bad);
-  EXPECT_EQ(s.nonfinite, 0u);
-  EXPECT_EQ(cpu.max_abs, s.max_abs);
-  EXPECT_EQ(cpu.max_rel, s.max_rel);
-  EXPECT_NEAR(cpu.rel_l2, s.rel_l2, 1e-12 * cpu.rel_l2);
+  p.conv = shapes()[0];
+  p.pre = {op(OpKind::mul, {scalar(2.0)})};
+  p.reduce = ReduceKind::min;
+  const ProblemData d = make_problem_data(p, 6);
+  GpuReference ref(p, arch_, MathMode::tf32);
+  gpu::DeviceBuffer x = upload(d.x), w = upload(d.w), chan = upload(d.chan);
+  const RefAnswer a = ref.compute(x.ptr(), w.ptr(), chan.ptr(), true, stream());
+  ASSERT_TRUE(a.conv.has_value());
+  EXPECT_EQ(a.conv->count, uint64_t(p.conv.conv_out_elems()));
+  EXPECT_EQ(a.output.count, uint64_t(p.out_elems()));
+  const std::vector<double> y = conv2d_nchw(p.conv, d.x.data(), d.w.data(), nullptr);
+  const std::vector<float> y32(y.begin(), y.end());
+  for (bool nhwc : {false, true}) {
+    const gpu::DeviceBuffer out = upload(nhwc ? to_nhwc(y32, p.conv.n, p.conv.k, p.conv.p() * p.conv.q()) : y32);
+    const GpuErrorStats s = ref.compare(out.ptr(), nhwc, *a.conv, stream());
+    EXPECT_TRUE(judge(s, MathMode::tf32).ok) << judge(s, MathMode::tf32).reason;
+    EXPECT_EQ(s.count, y.size());
+    // fp32 rounding of the CPU conv, against the GPU's (which may differ in the last double bits).
+    EXPECT_LE(s.max_rel, 0x1p-24 * (1 + 1e-9));
+  }
+}
 
-  const gpu::DeviceBuffer exact = upload(std::vector<float>(r.begin(), r.end()));
-  const GpuErrorStats e = ref.compare(exact.ptr(), false, ref64.ptr(), 1e-4, 1e-4, stream());
-  EXPECT_TRUE(e.ok());
-  EXPECT_EQ(e.first_bad, GpuErrorStats::kNone);
-  EXPECT_LE(e.max_rel, 0x1p-24);  // fp32 rounding of the reference, nothing else
+TEST_F(GpuReferenceTest, CompareFiguresMatchCpuOnFiniteErrors) {
+  for (MathMode math : {MathMode::fp32, MathMode::tf32}) {
+    SCOPED_TRACE(math_mode_name(math));
+    spec::Problem p;
+    p.conv = shapes()[3];
+    GpuReference ref(p, arch_, math);
+    const ProblemData d = make_problem_data(p, 5);
+    const BoundedReference r = reference_with_bounds(p, d);
+    std::vector<float> out(r.values.begin(), r.values.end());
+    for (size_t i = 0; i < out.size(); i += 97) out[i] *= 1.01f;  // beyond either tolerance wherever |ref| > ~0.01
+    const GpuErrorStats cpu = compare_bounded(out.data(), r.values.data(), r.bound.data(), r.var.data(), out.size(), math);
+    const RefArrays answer = math == MathMode::tf32 ? upload_answer(r.values, r.bound, r.var) : upload_answer(r.values);
+    const gpu::DeviceBuffer out_d = upload(out);
+    const GpuErrorStats s = ref.compare(out_d.ptr(), false, answer, stream());
+    EXPECT_GT(s.mismatches, 0u);
+    EXPECT_EQ(s.nonfinite, 0u);
+    expect_same_figures(cpu, s);
+
+    const gpu::DeviceBuffer exact = upload(std::vector<float>(r.values.begin(), r.values.end()));
+    const GpuErrorStats e = ref.compare(exact.ptr(), false, answer, stream());
+    EXPECT_TRUE(e.ok());
+    EXPECT_TRUE(judge(e, math).ok) << judge(e, math).reason;
+    EXPECT_EQ(e.first_bad, GpuErrorStats::kNone);
+    EXPECT_LE(e.max_rel, 0x1p-24);  // fp32 rounding of the reference, nothing else
+  }
 }
 
 // The verification protocol end to end: a NaN-filled output that a "kernel" writes only in part.
 TEST_F(GpuReferenceTest, UnwrittenSentinelsAreCaught) {
-  spec::Problem p;
-  p.conv = shapes()[0];
-  GpuReference ref(p, arch_);
-  const ProblemData d = make_problem_data(p, 3);
-  const std::vector<double> r = reference_output(p, d);
-  const gpu::DeviceBuffer ref64 = upload(r);
-  gpu::DeviceBuffer out(r.size() * sizeof(float));
-  ref.fill_u32(out.ptr(), r.size(), kNaNSentinel, stream());
-  const std::vector<float> half(r.begin(), r.begin() + std::ptrdiff_t(r.size() / 2));
-  out.upload(std::span<const float>(half), 0, stream());
-  const GpuErrorStats s = ref.compare(out.ptr(), false, ref64.ptr(), 1e-4, 1e-4, stream());
-  EXPECT_EQ(s.nonfinite, r.size() - half.size());
-  EXPECT_EQ(s.mismatches, r.size() - half.size());
-  EXPECT_EQ(s.first_bad, half.size());
+  for (MathMode math : {MathMode::fp32, MathMode::tf32}) {
+    SCOPED_TRACE(math_mode_name(math));
+    spec::Problem p;
+    p.conv = shapes()[0];
+    GpuReference ref(p, arch_, math);
+    const ProblemData d = make_problem_data(p, 3);
+    const BoundedReference r = reference_with_bounds(p, d);
+    const RefArrays answer = math == MathMode::tf32 ? upload_answer(r.values, r.bound, r.var) : upload_answer(r.values);
+    gpu::DeviceBuffer out(r.values.size() * sizeof(float));
+    ref.fill_u32(out.ptr(), r.values.size(), kNaNSentinel, stream());
+    const std::vector<float> half(r.values.begin(), r.values.begin() + std::ptrdiff_t(r.values.size() / 2));
+    out.upload(std::span<const float>(half), 0, stream());
+    const GpuErrorStats s = ref.compare(out.ptr(), false, answer, stream());
+    EXPECT_EQ(s.nonfinite, r.values.size() - half.size());
+    EXPECT_EQ(s.mismatches, r.values.size() - half.size());
+    EXPECT_EQ(s.first_bad, half.size());
+    const Verdict v = judge(s, math);
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.reason.find("unwritten"), std::string::npos) << v.reason;
+  }
 }
 
-// ---- fill and guards -----------------------------------------------------------------------
+// ---- the TF32 rule end to end ----------------------------------------------------------------
 
+// A CPU-emulated TF32 pipeline (tests/tf32_emulation.hpp), uploaded as a candidate's output: the
+// device's tf32 comparison against the device's own reference passes it, in both layouts, with
+// the CPU twin's figures; each planted bug fails; a bf16 output fails the rel-L2 limit.
+TEST_F(GpuReferenceTest, Tf32CompareJudgesEmulatedOutputs) {
+  for (const testing::RuleCase& c : testing::rule_cases()) {
+    SCOPED_TRACE(c.name);
+    const spec::Problem& p = c.problem;
+    const ProblemData d = make_problem_data(p, testing::kRuleCaseSeed);
+    GpuReference ref(p, arch_, MathMode::tf32);
+    gpu::DeviceBuffer x = upload(d.x), w = upload(d.w), chan = upload(d.chan.empty() ? std::vector<float>{0.0f} : d.chan);
+    const RefAnswer a = ref.compute(x.ptr(), w.ptr(), chan.ptr(), false, stream());
+    const std::vector<float> out = testing::rule_case_output(c, d);
+    const BoundedReference twin = reference_with_bounds(p, d);
+    const GpuErrorStats cpu =
+        compare_bounded(out.data(), twin.values.data(), twin.bound.data(), twin.var.data(), out.size(), MathMode::tf32);
+    EXPECT_EQ(judge(cpu, MathMode::tf32).ok, c.correct());
+    for (bool nhwc : {false, true}) {
+      SCOPED_TRACE(nhwc ? "NHWC out" : "NCHW out");
+      const gpu::DeviceBuffer out_d =
+          upload(nhwc ? to_nhwc(out, p.conv.n, p.out_channels(), p.conv.p() * p.conv.q()) : out);
+      const GpuErrorStats s = ref.compare(out_d.ptr(), nhwc, a.output, stream());
+      const Verdict v = judge(s, MathMode::tf32);
+      EXPECT_EQ(v.ok, c.correct()) << v.reason;
+      EXPECT_EQ(s.mismatches, cpu.mismatches);
+      EXPECT_EQ(s.nonfinite, cpu.nonfinite);
+      EXPECT_EQ(s.unchecked, cpu.unchecked);
+      EXPECT_NEAR(s.rel_l2, cpu.rel_l2, 1e-6 * cpu.rel_l2);
+      EXPECT_NEAR(s.rel_l2_limit, cpu.rel_l2_limit, 1e-4 * cpu.rel_l2_limit);
+      if (c.bf16) {
+        EXPECT_GT(s.rel_l2, s.rel_l2_limit);
+      }
+      std::printf("  %-34s %s: %s\n", c.name, nhwc ? "nhwc" : "nchw", v.ok ? "ok" : v.reason.c_str());
+    }
+  }
+}
+
+// ---- fill, guards, spin --------------------------------------------------------------------
 // Host twin of ft_fill_uniform (ref_fill.cu): element i is a function of (seed, i) only.
 uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -364,7 +558,7 @@ float host_uniform(uint64_t seed, uint64_t i, float lo, float hi) {
 
 TEST_F(GpuReferenceTest, FillUniformIsDeterministicInRangeAndNeverZero) {
   spec::Problem p;
-  GpuReference ref(p, arch_);
+  GpuReference ref(p, arch_, MathMode::fp32);
   const size_t n = (size_t(1) << 20) + 3;  // not a multiple of the grid
   gpu::DeviceBuffer a(n * sizeof(float)), b(n * sizeof(float)), c(n * sizeof(float));
   const std::vector<std::pair<float, float>> ranges = {{0.0f, 1.0f}, {-1.0f, 1.0f}, {-0.5f, 2.0f}, {0.0f, 1e-3f}, {-3.0f, -2.0f}};
@@ -394,7 +588,7 @@ TEST_F(GpuReferenceTest, FillUniformIsDeterministicInRangeAndNeverZero) {
 
 TEST_F(GpuReferenceTest, FillAndCheckU32CountChangedWords) {
   spec::Problem p;
-  GpuReference ref(p, arch_);
+  GpuReference ref(p, arch_, MathMode::tf32);
   const size_t n = 100003;
   gpu::DeviceBuffer guard(n * sizeof(uint32_t));
   ref.fill_u32(guard.ptr(), n, 0xdeadbeefu, stream());
@@ -406,6 +600,26 @@ TEST_F(GpuReferenceTest, FillAndCheckU32CountChangedWords) {
   EXPECT_EQ(ref.check_u32(guard.ptr() + 4, n - 2, 0xdeadbeefu, stream()), 1u);  // a sub-range
 }
 
+// spin(50 us) holds the stream for at least 40 us of device time between two events.
+TEST_F(GpuReferenceTest, SpinHoldsTheStream) {
+  spec::Problem p;
+  GpuReference ref(p, arch_, MathMode::tf32);
+  gpu::Event start, stop;
+  ref.spin(1.0, stream());  // loaded and warm
+  for (int i = 0; i < 3; ++i) {
+    start.record(stream());
+    ref.spin(50.0, stream());
+    stop.record(stream());
+    const float ms = gpu::Event::elapsed_ms(start, stop);
+    EXPECT_GE(ms, 0.040f);
+    EXPECT_LT(ms, 5.0f);
+  }
+  start.record(stream());
+  ref.spin(0.0, stream());  // nothing
+  stop.record(stream());
+  EXPECT_LT(gpu::Event::elapsed_ms(start, stop), 0.040f);
+}
+
 // ---- full size -----------------------------------------------------------------------------
 
 // Inputs drawn on the device like make_problem_data draws them on the host.
@@ -415,7 +629,7 @@ struct DeviceInputs {
 DeviceInputs draw_inputs(GpuReference& ref, const spec::Problem& p, uint64_t seed, CUstream s) {
   const spec::Conv& c = p.conv;
   DeviceInputs in{gpu::DeviceBuffer(size_t(c.input_elems()) * 4), gpu::DeviceBuffer(size_t(c.weight_elems()) * 4),
-                  gpu::DeviceBuffer(size_t(chan_elems(p)) * 4)};
+                  gpu::DeviceBuffer(std::max<size_t>(1, size_t(chan_elems(p))) * 4)};
   const auto b = float(1.0 / std::sqrt(double(c.c * c.r * c.s)));
   ref.fill_uniform(in.x.ptr(), size_t(c.input_elems()), seed, 0.0f, 1.0f, s);
   ref.fill_uniform(in.w.ptr(), size_t(c.weight_elems()), seed + 1, -b, b, s);
@@ -426,9 +640,10 @@ DeviceInputs draw_inputs(GpuReference& ref, const spec::Problem& p, uint64_t see
   return in;
 }
 
-// Image n of the full-size reference, recomputed on the CPU from the device's inputs.
-void expect_image_matches_cpu(const spec::Problem& p, const DeviceInputs& in, const gpu::DeviceBuffer& ref64,
-                              int64_t n, CUstream s) {
+// Image n of the full-size reference, recomputed on the CPU (values, and bounds when the answer
+// has them) from the device's inputs.
+void expect_image_matches_cpu(const spec::Problem& p, const DeviceInputs& in, const RefArrays& answer, int64_t n,
+                              CUstream s) {
   SCOPED_TRACE("image " + std::to_string(n));
   spec::Problem one = p;
   one.conv.n = 1;
@@ -437,21 +652,27 @@ void expect_image_matches_cpu(const spec::Problem& p, const DeviceInputs& in, co
   in.x.copy_to_host(d.x.data(), d.x.size() * 4, size_t(n) * d.x.size() * 4, s);
   d.w = in.w.download<float>(s);
   d.chan = in.chan.download<float>(s);
-  const std::vector<double> cpu = reference_output(one, d);
-  std::vector<double> gpu(cpu.size());
-  ref64.copy_to_host(gpu.data(), gpu.size() * 8, size_t(n) * gpu.size() * 8, s);
-  int64_t bad = 0;
-  for (size_t i = 0; i < cpu.size(); ++i) {
-    if (!(std::fabs(gpu[i] - cpu[i]) <= 1e-12 * std::max(std::fabs(cpu[i]), 1.0)) && bad++ < 5) {
-      ADD_FAILURE() << "element " << i << ": gpu " << gpu[i] << " cpu " << cpu[i];
-    }
+  d.chan.resize(size_t(chan_elems(p)));
+  const size_t per_image = size_t(one.out_elems());
+  std::vector<double> gpu(per_image);
+  answer.values.copy_to_host(gpu.data(), per_image * 8, size_t(n) * per_image * 8, s);
+  if (answer.bound.empty()) {
+    expect_values_close(gpu, reference_output(one, d), "values");
+    return;
   }
-  EXPECT_EQ(bad, 0);
+  const BoundedReference twin = reference_with_bounds(one, d);
+  expect_values_close(gpu, twin.values, "values");
+  std::vector<float> bound(per_image), var(per_image);
+  answer.bound.copy_to_host(bound.data(), per_image * 4, size_t(n) * per_image * 4, s);
+  answer.var.copy_to_host(var.data(), per_image * 4, size_t(n) * per_image * 4, s);
+  expect_bounds_close(bound, twin.bound, "bound");
+  expect_bounds_close(var, twin.var, "variance");
 }
 
 bool enough_memory(size_t bytes) { return size_t(gpu::device_memory().free_bytes) > bytes + (size_t(2) << 30); }
 
-// kernelbench-31 and -32 at full size: the reference must take about a second or less.
+// kernelbench-31 and -32 at full size, as the worker runs them (tf32, with the conv-alone
+// answer): the reference must take about a second or less.
 TEST_F(GpuReferenceTest, FullSizePresetsAreFastAndRight) {
   spec::Problem kb31;
   kb31.conv = conv(128, 64, 128, 128, 128, 3, 3);
@@ -463,63 +684,70 @@ TEST_F(GpuReferenceTest, FullSizePresetsAreFastAndRight) {
   kb32.reduce = ReduceKind::min;
   for (const spec::Problem* p : {&kb31, &kb32}) {
     const bool reduce = p->reduce.has_value();
-    SCOPED_TRACE(reduce ? "kernelbench-32" : "kernelbench-31");
-    const size_t bytes = size_t(p->conv.input_elems()) * 4 + GpuReference::y64_bytes(*p) +
-                         GpuReference::ref64_bytes(*p) + size_t(p->out_elems()) * 4;
+    const char* name = reduce ? "kernelbench-32" : "kernelbench-31";
+    SCOPED_TRACE(name);
+    const size_t bytes = size_t(p->conv.input_elems()) * 4 + GpuReference::answer_bytes(*p, MathMode::tf32, true) +
+                         size_t(p->out_elems()) * 4;
     if (!enough_memory(bytes)) GTEST_SKIP() << "needs " << bytes / (1 << 20) << " MiB of free device memory";
-    GpuReference ref(*p, arch_);
+    GpuReference ref(*p, arch_, MathMode::tf32);
     for (const RefProgramInfo& prog : ref.programs()) {
       std::printf("  NVRTC %-16s %7.1f ms, %d registers, %d spill stores\n", prog.name.c_str(), prog.compile_ms,
                   prog.registers, prog.spill_stores);
     }
     const DeviceInputs in = draw_inputs(ref, *p, 11, stream());
-    gpu::DeviceBuffer y64(GpuReference::y64_bytes(*p));
-    gpu::DeviceBuffer separate;
-    if (reduce) separate = gpu::DeviceBuffer(GpuReference::ref64_bytes(*p));
-    const gpu::DeviceBuffer& ref64 = reduce ? separate : y64;  // in place without a reduction
-
-    ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), y64.ptr(), ref64.ptr(), stream());  // warm-up
+    (void)ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), true, stream());  // warm-up
     gpu::Event start, stop;
     start.record(stream());
-    ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), y64.ptr(), ref64.ptr(), stream());
+    const RefAnswer answer = ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), true, stream());
     stop.record(stream());
     const float ms = gpu::Event::elapsed_ms(start, stop);
-    std::printf("  reference %s: %.1f ms (%.2f TFLOP/s fp64)\n", reduce ? "kernelbench-32" : "kernelbench-31", ms,
-                p->conv.flops() / (double(ms) * 1e9));
+    std::printf("  reference %s (tf32, bounds, with the conv answer): %.1f ms (%.2f TFLOP/s fp64 of the conv)\n",
+                name, ms, p->conv.flops() / (double(ms) * 1e9));
     EXPECT_LT(ms, 1500.0f);
+    ASSERT_TRUE(answer.conv.has_value());
 
-    expect_image_matches_cpu(*p, in, ref64, 0, stream());
-    expect_image_matches_cpu(*p, in, ref64, p->conv.n - 1, stream());
+    expect_image_matches_cpu(*p, in, answer.output, 0, stream());
+    expect_image_matches_cpu(*p, in, answer.output, p->conv.n - 1, stream());
+    if (reduce) {  // kb31's conv answer is checked through its output: the same pass made both
+      spec::Problem conv_only;
+      conv_only.conv = p->conv;
+      conv_only.conv.bias = false;
+      expect_image_matches_cpu(conv_only, in, *answer.conv, p->conv.n - 1, stream());
+    }
 
     gpu::DeviceBuffer out(size_t(p->out_elems()) * 4);
     ref.fill_u32(out.ptr(), size_t(p->out_elems()), kNaNSentinel, stream());
     start.record(stream());
-    const GpuErrorStats s = ref.compare(out.ptr(), false, ref64.ptr(), 1e-4, 1e-4, stream());
+    const GpuErrorStats s = ref.compare(out.ptr(), false, answer.output, stream());
     stop.record(stream());
-    std::printf("  compare: %.2f ms\n", double(gpu::Event::elapsed_ms(start, stop)));
+    std::printf("  compare (tf32): %.2f ms\n", double(gpu::Event::elapsed_ms(start, stop)));
     EXPECT_EQ(s.nonfinite, uint64_t(p->out_elems()));
+    EXPECT_EQ(s.unchecked, 0u);
+    EXPECT_FALSE(judge(s, MathMode::tf32).ok);
   }
 }
 
-// Offsets past 2^31 elements: a 1x1 conv whose input and output have 2.18e9 elements.
+// Offsets past 2^31 elements: a 1x1 conv whose input and output have 2.18e9 elements, with the
+// tf32 bounds (in place: values, bounds and variances all indexed past 2^31).
 TEST_F(GpuReferenceTest, IndexesPast2To31Elements) {
   spec::Problem p;
   p.conv = conv(520, 1, 2048, 2048, 1, 1, 1);
   p.pre = {op(OpKind::mul, {scalar(3.0)})};
   ASSERT_GT(p.out_elems(), int64_t(1) << 31);
-  const size_t bytes = size_t(p.conv.input_elems()) * 4 + GpuReference::y64_bytes(p) + size_t(p.out_elems()) * 4;
+  const size_t bytes = size_t(p.conv.input_elems()) * 4 + GpuReference::answer_bytes(p, MathMode::tf32, false) +
+                       size_t(p.out_elems()) * 4;
   if (!enough_memory(bytes)) GTEST_SKIP() << "needs " << bytes / (1 << 20) << " MiB of free device memory";
-  GpuReference ref(p, arch_);
+  GpuReference ref(p, arch_, MathMode::tf32);
   const DeviceInputs in = draw_inputs(ref, p, 21, stream());
-  gpu::DeviceBuffer y64(GpuReference::y64_bytes(p));
-  ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), y64.ptr(), y64.ptr(), stream());
-  expect_image_matches_cpu(p, in, y64, p.conv.n - 1, stream());
+  const RefAnswer answer = ref.compute(in.x.ptr(), in.w.ptr(), in.chan.ptr(), false, stream());
+  expect_image_matches_cpu(p, in, answer.output, p.conv.n - 1, stream());
 
   gpu::DeviceBuffer out(size_t(p.out_elems()) * 4);
   ref.fill_u32(out.ptr(), size_t(p.out_elems()), kNaNSentinel, stream());
   EXPECT_EQ(ref.check_u32(out.ptr(), size_t(p.out_elems()), kNaNSentinel, stream()), 0u);
-  const GpuErrorStats s = ref.compare(out.ptr(), false, y64.ptr(), 1e-4, 1e-4, stream());
+  const GpuErrorStats s = ref.compare(out.ptr(), false, answer.output, stream());
   EXPECT_EQ(s.nonfinite, uint64_t(p.out_elems()));  // a count past 2^31
+  EXPECT_EQ(s.count, uint64_t(p.out_elems()));
   EXPECT_EQ(s.first_bad, 0u);
 }
 

@@ -1,7 +1,9 @@
 // GPU-free: the GPU reference's kernel sources (kernel_templates/ref_*.cu and what
 // gpu_sources.cpp / render_double.cpp make of them) compile with NVRTC for sm_90, for every
-// op and reduction and awkward conv shapes; the rendered double math says what op_math.cpp
-// says. That the kernels compute the right numbers is gpu_reference_test's job.
+// op and reduction, awkward conv shapes and both math modes (tf32: with the bound and
+// variance arithmetic of ref_bounds.cuh); the rendered double math says what op_math.cpp
+// says, the rendered bound steps use spec::op_info's facts. That the kernels compute the right
+// numbers is gpu_reference_test's job.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,11 +15,16 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
+#include "common/math_mode.hpp"
 #include "gpu/compiler.hpp"
+#include "reference/gpu_reference.hpp"
 #include "reference/gpu_sources.hpp"
 #include "reference/op_math.hpp"
 #include "reference/render_double.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -61,19 +68,24 @@ std::vector<spec::Op> every_op(bool per_channel) {
   };
 }
 
-// The options GpuReference compiles with.
-gpu::CompileResult compile(const std::string& source, const std::string& name) {
+constexpr MathMode kModes[] = {MathMode::fp32, MathMode::tf32};
+
+// The options GpuReference compiles with. A template compiled on its own (not rendered)
+// includes ref_bounds.cuh from its folder, as nvcc would; rendered sources have it pasted in
+// and must compile without the folder, as in GpuReference.
+gpu::CompileResult compile(const std::string& source, const std::string& name, bool template_folder = false) {
   gpu::CompileOptions opt;
   opt.arch = "sm_90";
   opt.strict_fp32 = true;
+  if (template_folder) opt.extra.push_back(std::string("-I") + FUSETUNE_SOURCE_DIR + "/kernel_templates");
   return gpu::compile_cuda(source, name, opt);
 }
 
 // Spills matter for the conv (its accumulators must stay in registers); an epilogue with
 // thirty transcendental ops in a row may spill a word and lose nothing that matters.
 void expect_compiles(const std::string& source, const std::string& name, const std::vector<std::string>& kernels,
-                     bool allow_spills = false) {
-  const gpu::CompileResult r = compile(source, name);
+                     bool allow_spills = false, bool template_folder = false) {
+  const gpu::CompileResult r = compile(source, name, template_folder);
   ASSERT_TRUE(r.ok()) << name << ":\n" << r.log << "\n---- source ----\n" << source;
   for (const std::string& k : kernels) {
     EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), k), r.kernel_names.end()) << name << ": " << k;
@@ -85,11 +97,22 @@ void expect_compiles(const std::string& source, const std::string& name, const s
 }
 
 TEST(GpuReferenceRender, EveryTemplateCompilesOnItsOwn) {
-  expect_compiles(reference_template("ref_fill.cu"), "ref_fill.cu", {"ft_fill_uniform", "ft_fill_u32", "ft_check_u32"});
-  expect_compiles(reference_template("ref_conv.cu"), "ref_conv.cu", {"ft_ref_conv"});
-  expect_compiles(reference_template("ref_epilogue.cu"), "ref_epilogue.cu", {"ft_ref_epilogue"});
-  expect_compiles(reference_template("ref_compare.cu"), "ref_compare.cu", {"ft_compare_init", "ft_compare"});
+  expect_compiles(reference_template("ref_fill.cu"), "ref_fill.cu",
+                  {"ft_fill_uniform", "ft_fill_u32", "ft_check_u32", "ft_spin"});
+  expect_compiles(reference_template("ref_conv.cu"), "ref_conv.cu", {"ft_ref_conv", "ft_ref_conv_bounds"}, false, true);
+  expect_compiles(reference_template("ref_epilogue.cu"), "ref_epilogue.cu", {"ft_ref_epilogue"}, false, true);
+  expect_compiles(reference_template("ref_compare.cu"), "ref_compare.cu", {"ft_compare_init", "ft_compare"}, false,
+                  true);
   expect_compiles(reference_template("ref_math.cu"), "ref_math.cu", {});
+  expect_compiles(reference_template("ref_bounds.cuh"), "ref_bounds.cuh", {});  // host-and-device, no kernels
+}
+
+TEST(GpuReferenceRender, FillAndCompareSourcesCompile) {
+  expect_compiles(reference_template("ref_fill.cu"), "ref_fill (GpuReference)",
+                  {"ft_fill_uniform", "ft_fill_u32", "ft_check_u32", "ft_spin"});
+  const std::string compare = render_reference_compare_source();
+  expect_compiles(compare, "ref_compare (GpuReference)", {"ft_compare_init", "ft_compare"});
+  EXPECT_NE(compare.find("ft_compare_element"), std::string::npos);  // the rule of ref_bounds.cuh, not a copy
 }
 
 TEST(GpuReferenceRender, UnknownTemplateThrows) { EXPECT_THROW((void)reference_template("ref_nope.cu"), std::out_of_range); }
@@ -105,44 +128,91 @@ TEST(GpuReferenceRender, ConvCompilesForAwkwardShapes) {
   problems[2].conv.stride_h = 2, problems[2].conv.pad_w = 2, problems[2].conv.dil_w = 2, problems[2].conv.bias = false;
   problems[3].conv = conv(2, 7, 1, 1, 1, 1, 1);  // 1x1 image, 1x1 filter, one channel out
   for (const spec::Problem& p : problems) {
-    const std::string name = "ref_conv " + std::to_string(p.conv.k) + "x" + std::to_string(p.conv.c);
-    expect_compiles(render_reference_conv_source(p), name, {"ft_ref_conv"});
+    for (MathMode math : kModes) {
+      const std::string name = "ref_conv " + std::to_string(p.conv.k) + "x" + std::to_string(p.conv.c) + " " +
+                               std::string(math_mode_name(math));
+      const std::string src = render_reference_conv_source(p, math);
+      if (math == MathMode::tf32) {
+        expect_compiles(src, name, {"ft_ref_conv", "ft_ref_conv_bounds"});
+        EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
+      } else {
+        expect_compiles(src, name, {"ft_ref_conv"});
+        EXPECT_NE(src.find("#define FT_REF_BOUNDS 0\n"), std::string::npos);
+        EXPECT_EQ(src.find("#define FT_REF_BOUNDS_CUH"), std::string::npos);  // no bound work under fp32
+      }
+    }
   }
 }
 
 TEST(GpuReferenceRender, ConvLaunchShape) {
-  const RefConvLaunch l = ref_conv_launch(kernelbench31());
-  EXPECT_EQ(l.channels_per_thread, 16);
-  EXPECT_EQ(l.grid_x, 128u * ((126u * 126u + 127u) / 128u));
-  EXPECT_EQ(l.grid_y, 8u);
-  spec::Problem small;
-  small.conv = conv(1, 1, 7, 7, 3, 3, 3);
-  EXPECT_EQ(ref_conv_launch(small).channels_per_thread, 3);  // never wider than K
-  spec::Problem huge;
-  huge.conv = conv(1, 1 << 16, 1 << 9, 1 << 9, 8, 1, 1);  // one image of 2^34 elements
-  EXPECT_THROW((void)ref_conv_launch(huge), InputError);
+  for (MathMode math : kModes) {
+    const RefConvLaunch l = ref_conv_launch(kernelbench31(), math);
+    EXPECT_EQ(l.channels_per_thread, 16);
+    EXPECT_EQ(l.grid_x, 128u * ((126u * 126u + 127u) / 128u));
+    EXPECT_EQ(l.grid_y, 8u);
+    EXPECT_EQ(l.bounds, math == MathMode::tf32);
+    spec::Problem small;
+    small.conv = conv(1, 1, 7, 7, 3, 3, 3);
+    EXPECT_EQ(ref_conv_launch(small, math).channels_per_thread, 3);  // never wider than K
+    spec::Problem huge;
+    huge.conv = conv(1, 1 << 16, 1 << 9, 1 << 9, 8, 1, 1);  // one image of 2^34 elements
+    EXPECT_THROW((void)ref_conv_launch(huge, math), InputError);
+  }
+}
+
+// What compute() allocates per draw: 8 bytes of values per conv-output element, 4 + 4 of bound
+// and variance under tf32, one set in place; a reduction's output (or the kept conv answer)
+// on top. Each buffer counted in whole 2 MiB pages.
+TEST(GpuReferenceRender, AnswerBytes) {
+  const auto pages = [](double bytes) { return std::ceil(bytes / double(1 << 21)) * double(1 << 21); };
+  spec::Problem kb31 = kernelbench31();
+  const double e31 = double(kb31.conv.conv_out_elems());  // 128*128*126*126
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::fp32, false)), pages(8 * e31));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, false)), pages(8 * e31) + 2 * pages(4 * e31));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, true)), 2 * (pages(8 * e31) + 2 * pages(4 * e31)));
+  spec::Problem kb32;
+  kb32.conv = conv(64, 64, 256, 256, 128, 3, 3);
+  kb32.pre = {op(OpKind::mul, {scalar(2.0)})};
+  kb32.reduce = ReduceKind::min;
+  const double e32 = double(kb32.conv.conv_out_elems()), o32 = double(kb32.out_elems());
+  const double tf32 = pages(8 * e32) + 2 * pages(4 * e32) + pages(8 * o32) + 2 * pages(4 * o32);
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), tf32);
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, true)), tf32);  // the scratch is kept instead
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::fp32, false)), pages(8 * e32) + pages(8 * o32));
+  // kernelbench-32's 528 M conv outputs: 16 bytes each (+ 16/K for the reduced output).
+  EXPECT_LT(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), 16.2 * e32);
 }
 
 TEST(GpuReferenceRender, EpilogueCompilesWithEveryOpAndReduction) {
-  spec::Problem p;
-  p.conv = conv(2, 3, 9, 7, 5, 3, 3);
-  p.num_params = 2;
-  p.pre = every_op(true);
-  expect_compiles(render_reference_epilogue_source(p), "ref_epilogue every op", {"ft_ref_epilogue"}, true);
+  for (MathMode math : kModes) {
+    const std::string mode(math_mode_name(math));
+    spec::Problem p;
+    p.conv = conv(2, 3, 9, 7, 5, 3, 3);
+    p.num_params = 2;
+    p.pre = every_op(true);
+    expect_compiles(render_reference_epilogue_source(p, math), "ref_epilogue every op " + mode, {"ft_ref_epilogue"},
+                    true);
 
-  p.conv.bias = false;
-  p.pre = every_op(false);
-  expect_compiles(render_reference_epilogue_source(p), "ref_epilogue scalars, no bias", {"ft_ref_epilogue"}, true);
-
-  for (ReduceKind rk : {ReduceKind::min, ReduceKind::max, ReduceKind::sum, ReduceKind::mean}) {
-    spec::Problem q;
-    q.conv = conv(2, 3, 9, 7, 5, 3, 3);
-    q.num_params = 1;
-    q.pre = {op(OpKind::mul, {scalar(2.0)}), op(OpKind::add, {param(0)})};
-    q.reduce = rk;
-    q.post = every_op(false);
-    expect_compiles(render_reference_epilogue_source(q), std::string("ref_epilogue ") + reduce_name(rk),
+    p.conv.bias = false;
+    p.pre = every_op(false);
+    expect_compiles(render_reference_epilogue_source(p, math), "ref_epilogue scalars, no bias " + mode,
                     {"ft_ref_epilogue"}, true);
+
+    for (ReduceKind rk : {ReduceKind::min, ReduceKind::max, ReduceKind::sum, ReduceKind::mean}) {
+      spec::Problem q;
+      q.conv = conv(2, 3, 9, 7, 5, 3, 3);
+      q.num_params = 1;
+      q.pre = {op(OpKind::mul, {scalar(2.0)}), op(OpKind::add, {param(0)})};
+      q.reduce = rk;
+      q.post = every_op(false);
+      expect_compiles(render_reference_epilogue_source(q, math),
+                      "ref_epilogue " + std::string(spec::reduce_name(rk)) + " " + mode, {"ft_ref_epilogue"}, true);
+      q.pre = every_op(true);  // every op before the reduction too, with per-channel operands
+      q.num_params = 2;
+      expect_compiles(render_reference_epilogue_source(q, math),
+                      "ref_epilogue every op, " + std::string(spec::reduce_name(rk)) + " " + mode, {"ft_ref_epilogue"},
+                      true);
+    }
   }
 }
 
@@ -194,30 +264,63 @@ TEST(GpuReferenceRender, PerChannelOperandsIndexChan) {
 
 TEST(GpuReferenceRender, EverySourceNamesTheProblemAndShape) {
   spec::Problem p = kernelbench31();
-  const std::string src = render_reference_epilogue_source(p);
+  const std::string src = render_reference_epilogue_source(p, MathMode::fp32);
   EXPECT_NE(src.find("| min(0.5) | add(param[k]) | mul(2)"), std::string::npos) << src.substr(0, 400);
   EXPECT_NE(src.find("#define FT_P 126\n"), std::string::npos);
   EXPECT_NE(src.find("#define FT_REF_REDUCE 0\n"), std::string::npos);
+  EXPECT_NE(src.find("#define FT_REF_BOUNDS 0\n"), std::string::npos);
   EXPECT_NE(src.find("v = ft_ref_min(v, 0.5);  // min(0.5)"), std::string::npos);
+  EXPECT_EQ(src.find("ft_bound_apply("), std::string::npos);  // fp32: values only
   p.pre.clear();
   p.reduce = ReduceKind::mean;
-  const std::string mean = render_reference_epilogue_source(p);
+  const std::string mean = render_reference_epilogue_source(p, MathMode::fp32);
   EXPECT_NE(mean.find("return acc / 128.0;"), std::string::npos);  // reduce_finish: sum / K
   EXPECT_NE(mean.find("#define FT_REF_REDUCE 1\n"), std::string::npos);
+  EXPECT_NE(mean.find("#define FT_REF_REDUCE_KIND 3\n"), std::string::npos);
+}
+
+// Under tf32 each op goes through ft_bound_apply with spec::op_info's facts as literals:
+// (value, slope function, constant slope, operands, ulps, cancels), the host twin's call.
+TEST(GpuReferenceRender, BoundStepsCarryTheOpTableFacts) {
+  const spec::Problem p = kernelbench31();
+  const std::string src = render_reference_epilogue_source(p, MathMode::tf32);
+  EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
+  EXPECT_NE(src.find("ft_bound_apply(v, e, var, ft_ref_min(v, 0.5), 0, 1.0, 0.5, 0.0, 0.0, 0);  // min(0.5)"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("ft_bound_apply(v, e, var, v + (double)chan[128LL + k], 0, 1.0, (double)chan[128LL + k], 0.0, "
+                     "2.0, 0);  // add(param[0])"),
+            std::string::npos);
+  EXPECT_NE(src.find("ft_bound_apply(v, e, var, v * 2.0, 1, 0.0, 2.0, 0.0, 2.0, 0);  // mul(2)"), std::string::npos);
+  spec::Problem g;
+  g.pre = {op(OpKind::gelu), op(OpKind::softplus), op(OpKind::exp)};
+  const std::string gs = render_reference_epilogue_source(g, MathMode::tf32);
+  const spec::BoundFact& gelu = spec::op_info(OpKind::gelu).bound;
+  EXPECT_NE(gs.find(fmt::format("ft_bound_apply(v, e, var, ft_ref_gelu(v), 0, {}, 0.0, 0.0, {}.0, 1);  // gelu",
+                                gelu.slope, gelu.ulps)),
+            std::string::npos)
+      << gs;
+  // softplus's defaults (beta 1, threshold 20) reach the jump test as its operands.
+  EXPECT_NE(gs.find("ft_bound_apply(v, e, var, ft_ref_softplus(v, 1.0, 20.0), 9, 1.0, 1.0, 20.0, 16.0, 1);"),
+            std::string::npos);
+  EXPECT_NE(gs.find("ft_bound_apply(v, e, var, exp(v), 4, 0.0, 0.0, 0.0, 8.0, 0);  // exp"), std::string::npos);
 }
 
 TEST(GpuReferenceRender, MalformedProblemsThrowInputError) {
   spec::Problem p;
-  p.pre = {op(OpKind::clamp, {scalar(0.0)})};  // clamp needs two operands
-  EXPECT_THROW((void)render_reference_epilogue_source(p), InputError);
-  p.pre.clear();
-  p.num_params = 1;
-  p.reduce = ReduceKind::sum;
-  p.post = {op(OpKind::add, {param(0)})};  // per-channel after the reduction
-  EXPECT_THROW((void)render_reference_epilogue_source(p), InputError);
-  p.post.clear();
-  p.conv.stride_h = 0;
-  EXPECT_THROW((void)render_reference_conv_source(p), InputError);
+  for (MathMode math : kModes) {
+    p.pre = {op(OpKind::clamp, {scalar(0.0)})};  // clamp needs two operands
+    EXPECT_THROW((void)render_reference_epilogue_source(p, math), InputError);
+    p.pre.clear();
+    p.num_params = 1;
+    p.reduce = ReduceKind::sum;
+    p.post = {op(OpKind::add, {param(0)})};  // per-channel after the reduction
+    EXPECT_THROW((void)render_reference_epilogue_source(p, math), InputError);
+    p.post.clear();
+    p.conv.stride_h = 0;
+    EXPECT_THROW((void)render_reference_conv_source(p, math), InputError);
+    p = spec::Problem();
+  }
 }
 
 }  // namespace

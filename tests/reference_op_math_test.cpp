@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "reference/op_math.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -148,9 +149,21 @@ TEST(OpMath, Reductions) {
   EXPECT_TRUE(std::isnan(reduce_step(ReduceKind::max, kNaN, 5.0)));
 }
 
+// Names come from the one op table (spec/ops.hpp); the references keep no copy.
 TEST(OpMath, Names) {
-  EXPECT_STREQ(op_name(OpKind::gelu_tanh), "gelu_tanh");
-  EXPECT_STREQ(reduce_name(ReduceKind::mean), "reduce_mean");
+  EXPECT_EQ(spec::op_info(OpKind::gelu_tanh).name, "gelu_tanh");
+  EXPECT_EQ(spec::reduce_name(ReduceKind::mean), "reduce_mean");
+}
+
+// The defaults apply_op takes for left-out operands are the op table's, applied in fp32.
+TEST(OpMath, DefaultsComeFromTheOpTable) {
+  const double slope = spec::op_info(OpKind::leaky_relu).defaults.at(0);
+  EXPECT_EQ(ap(OpKind::leaky_relu, -1.0), -double(float(slope)));
+  const auto& ht = spec::op_info(OpKind::hardtanh).defaults;
+  EXPECT_EQ(ap(OpKind::hardtanh, -5.0), ht.at(0));
+  EXPECT_EQ(ap(OpKind::hardtanh, 5.0), ht.at(1));
+  const auto& sp = spec::op_info(OpKind::softplus).defaults;
+  EXPECT_EQ(ap(OpKind::softplus, sp.at(1) + 1.0), sp.at(1) + 1.0);  // past the threshold (beta 1): x
 }
 
 }  // namespace

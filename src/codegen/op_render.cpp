@@ -3,10 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "common/error.hpp"
-#include "reference/op_math.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::codegen {
 
@@ -14,17 +15,14 @@ namespace {
 
 using spec::OpKind;
 
-// Operand i; a missing one is an error unless the op has a PyTorch default for it.
+// Operand i, or PyTorch's default for it (spec::op_info); a missing required one is an error.
 std::string operand(const spec::Op& op, size_t i, const ChanLayout& chan) {
-  if (i >= op.args.size()) {
-    throw InputError(std::string("op ") + reference::op_name(op.kind) + " needs " + std::to_string(i + 1) +
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  if (!a) {
+    throw InputError("op " + std::string(spec::op_info(op.kind).name) + " needs " + std::to_string(i + 1) +
                      " operand(s), has " + std::to_string(op.args.size()));
   }
-  return render_operand(op.args[i], chan);
-}
-
-std::string operand_or(const spec::Op& op, size_t i, double fallback, const ChanLayout& chan) {
-  return i < op.args.size() ? render_operand(op.args[i], chan) : fp32_literal(fallback);
+  return render_operand(*a, chan);
 }
 
 // The shortest decimal that reads back as the same double ("0.1", not "0.10000000000000001").
@@ -82,9 +80,9 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
     case OpKind::max: return call("ft_max", v, operand(op, 0, chan));
     case OpKind::clamp: return call("ft_clamp", v, operand(op, 0, chan), operand(op, 1, chan));
     case OpKind::hardtanh:
-      return call("ft_clamp", v, operand_or(op, 0, -1.0, chan), operand_or(op, 1, 1.0, chan));
+      return call("ft_clamp", v, operand(op, 0, chan), operand(op, 1, chan));
     case OpKind::relu: return call("ft_relu", v);
-    case OpKind::leaky_relu: return call("ft_leaky_relu", v, operand_or(op, 0, 0.01, chan));
+    case OpKind::leaky_relu: return call("ft_leaky_relu", v, operand(op, 0, chan));
     case OpKind::gelu: return call("ft_gelu", v);
     case OpKind::gelu_tanh: return call("ft_gelu_tanh", v);
     case OpKind::tanh: return call("tanhf", v);
@@ -94,7 +92,7 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
     case OpKind::hardswish: return call("ft_hardswish", v);
     case OpKind::hardsigmoid: return call("ft_hardsigmoid", v);
     case OpKind::softplus:
-      return call("ft_softplus", v, operand_or(op, 0, 1.0, chan), operand_or(op, 1, 20.0, chan));
+      return call("ft_softplus", v, operand(op, 0, chan), operand(op, 1, chan));
     case OpKind::exp: return call("expf", v);
     case OpKind::log: return call("logf", v);
     case OpKind::abs: return call("fabsf", v);
@@ -106,7 +104,7 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
 }
 
 std::string op_text(const spec::Op& op) {
-  std::string s = reference::op_name(op.kind);
+  std::string s(spec::op_info(op.kind).name);
   if (op.args.empty()) return s;
   s += '(';
   for (size_t i = 0; i < op.args.size(); ++i) {
@@ -142,7 +140,7 @@ ReduceExprs render_reduce(spec::ReduceKind kind, int64_t k) {
 
 std::string render_reduce_functions(spec::ReduceKind kind, int64_t k) {
   const ReduceExprs e = render_reduce(kind, k);
-  std::string s = std::string("// ") + reference::reduce_name(kind) + " over the K channels\n";
+  std::string s = "// " + std::string(spec::reduce_name(kind)) + " over the K channels\n";
   s += "__device__ __forceinline__ float ft_reduce_init() { return " + e.init + "; }\n";
   s += "__device__ __forceinline__ float ft_reduce_step(float acc, float v) { return " + e.step + "; }\n";
   s += "__device__ __forceinline__ float ft_reduce_finish(float acc) { return " + e.finish + "; }\n";

@@ -30,8 +30,8 @@ struct ChanLayout {
 
 // The op applied to the fp32 variable named `v`, e.g. "ft_min(v, 0.5f)", "v * chan[128 + k]":
 // the right-hand side of an assignment (not parenthesised for nesting).
-// Optional operands left out take PyTorch's defaults (leaky_relu 0.01, hardtanh -1..1,
-// softplus beta 1 threshold 20); missing required operands throw InputError.
+// Optional operands left out take PyTorch's defaults (spec::op_info: leaky_relu 0.01, hardtanh
+// -1..1, softplus beta 1 threshold 20); missing required operands throw InputError.
 [[nodiscard]] std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanLayout& chan);
 
 // "min(0.5)", "add(param[0])": for comments in generated source.

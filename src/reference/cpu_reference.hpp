@@ -24,4 +24,22 @@ namespace fusetune::reference {
 [[nodiscard]] std::vector<double> reference_output(const spec::Problem& problem,
                                                    const ProblemData& data);
 
+// A reference with the TF32 rule's per-element bound and variance, stored as the GPU
+// reference stores them (fp32, rounded up; +inf bound: unchecked).
+struct BoundedReference {
+  std::vector<double> values;  // NCHW
+  std::vector<float> bound;
+  std::vector<float> var;
+};
+
+// The CPU twin of GpuReference::compute under tf32, for small shapes (tests, cross-checking the
+// GPU): the same formulas (kernel_templates/ref_bounds.cuh, reference/bounds.hpp), the same
+// op facts (spec::op_info), the same storage (E0 and V0 rounded up to fp32 before the epilogue
+// reads them, as ref_conv.cu writes them). values are reference_output's up to double
+// rounding (the bias is added after the sum, as on the GPU).
+[[nodiscard]] BoundedReference reference_with_bounds(const spec::Problem& problem, const ProblemData& data);
+
+// The conv alone (no bias; the `cudnn` candidate's reference): y, E0, V0 for (N,K,P,Q).
+[[nodiscard]] BoundedReference conv_with_bounds(const spec::Conv& conv, const float* x, const float* w);
+
 }  // namespace fusetune::reference

@@ -13,6 +13,7 @@
 #include "gpu/compiler.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
+#include "reference/bounds.hpp"
 #include "reference/render_double.hpp"
 
 namespace fusetune::reference {
@@ -22,18 +23,52 @@ namespace {
 struct DeviceStats {
   uint64_t max_abs_bits;
   uint64_t max_rel_bits;
+  uint64_t worst_ratio_bits;
   double sum_err2;
   double sum_ref2;
+  double sum_var;
   uint64_t mismatches;
   uint64_t nonfinite;
+  uint64_t unchecked;
+  uint64_t n_l2;
   uint64_t first_bad;
 };
-static_assert(sizeof(DeviceStats) == 56 && offsetof(DeviceStats, sum_err2) == 16 &&
-              offsetof(DeviceStats, first_bad) == 48, "must match ft_stats in ref_compare.cu");
+static_assert(sizeof(DeviceStats) == 88 && offsetof(DeviceStats, sum_err2) == 24 &&
+              offsetof(DeviceStats, mismatches) == 48 && offsetof(DeviceStats, first_bad) == 80,
+              "must match ft_stats in ref_compare.cu");
 
 constexpr size_t kStatsOffset = 0;
-constexpr size_t kCounterOffset = 64;
+constexpr size_t kCounterOffset = 96;
 constexpr size_t kScratchBytes = 128;
+
+// cuMemAlloc hands out whole 2 MiB pages for large requests: answer_bytes counts them.
+constexpr size_t kAllocGranule = size_t(2) << 20;
+size_t allocated(size_t bytes) { return (bytes + kAllocGranule - 1) / kAllocGranule * kAllocGranule; }
+
+// One RefArrays' device memory: 8-byte values, and under tf32 4-byte bounds and variances.
+size_t arrays_bytes(uint64_t count, bool bounds) {
+  const size_t b = allocated(size_t(count) * sizeof(double));
+  return bounds ? b + 2 * allocated(size_t(count) * sizeof(float)) : b;
+}
+
+RefArrays allocate_arrays(uint64_t count, bool bounds) {
+  RefArrays a;
+  a.count = count;
+  a.values = gpu::DeviceBuffer(size_t(count) * sizeof(double));
+  if (bounds) {
+    a.bound = gpu::DeviceBuffer(size_t(count) * sizeof(float));
+    a.var = gpu::DeviceBuffer(size_t(count) * sizeof(float));
+  }
+  return a;
+}
+
+bool uses_bounds(MathMode math) {
+  switch (math) {
+    case MathMode::tf32: return true;
+    case MathMode::fp32: return false;
+  }
+  return true;
+}
 
 // Grid-stride kernels: enough blocks to fill any current GPU several times over, few
 // enough that per-block atomics (compare, check_u32) stay negligible.
@@ -67,17 +102,17 @@ gpu::CompileResult compile_program(const Program& prog, const std::string& arch)
 
 }  // namespace
 
-GpuReference::GpuReference(const spec::Problem& problem, const std::string& arch)
-    : problem_(problem), conv_launch_(ref_conv_launch(problem)) {
+GpuReference::GpuReference(const spec::Problem& problem, const std::string& arch, MathMode math)
+    : problem_(problem), math_(math), conv_launch_(ref_conv_launch(problem, math)) {
   const int64_t pq = problem.conv.p() * problem.conv.q();
   if (pq > std::numeric_limits<int32_t>::max()) {
     throw InputError(fmt::format("GPU reference: {} output pixels per image exceed the compare kernel's int", pq));
   }
   const std::vector<Program> progs = {
       {"ref_fill.cu", reference_template("ref_fill.cu")},
-      {"ref_conv.cu", render_reference_conv_source(problem)},
-      {"ref_epilogue.cu", render_reference_epilogue_source(problem)},
-      {"ref_compare.cu", reference_template("ref_compare.cu")},
+      {"ref_conv.cu", render_reference_conv_source(problem, math)},
+      {"ref_epilogue.cu", render_reference_epilogue_source(problem, math)},
+      {"ref_compare.cu", render_reference_compare_source()},
   };
   // NVRTC is thread safe across programs; four compiles in parallel cost one's latency.
   std::vector<std::future<gpu::CompileResult>> pending;
@@ -93,7 +128,9 @@ GpuReference::GpuReference(const spec::Problem& problem, const std::string& arch
   fill_uniform_ = modules_[0].function("ft_fill_uniform");
   fill_u32_ = modules_[0].function("ft_fill_u32");
   check_u32_ = modules_[0].function("ft_check_u32");
+  spin_ = modules_[0].function("ft_spin");
   conv_ = modules_[1].function("ft_ref_conv");
+  if (conv_launch_.bounds) conv_bound_ = modules_[1].function("ft_ref_conv_bounds");
   epilogue_ = modules_[2].function("ft_ref_epilogue");
   compare_init_ = modules_[3].function("ft_compare_init");
   compare_ = modules_[3].function("ft_compare");
@@ -126,45 +163,92 @@ uint64_t GpuReference::check_u32(CUdeviceptr p, size_t n, uint32_t v, CUstream s
   return bad;
 }
 
-void GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, CUdeviceptr y64_scratch,
-                           CUdeviceptr ref64_out, CUstream stream) const {
-  if (problem_.reduce && ref64_out == y64_scratch) {
-    throw Error(ExitCode::failure, "GpuReference::compute: with a channel reduction ref64_out must not alias "
-                                   "y64_scratch");
-  }
-  const RefConvLaunch& l = conv_launch_;
-  gpu::launch_kernel(conv_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
-                     y64_scratch);
-  const uint64_t epilogue_items = uint64_t(problem_.conv.n) * uint64_t(problem_.conv.p() * problem_.conv.q()) *
-                                  uint64_t(problem_.reduce ? 1 : problem_.conv.k);
-  gpu::launch_kernel(epilogue_, stride_grid(epilogue_items), kStrideBlock, 0, stream, y64_scratch, chan, ref64_out);
+void GpuReference::spin(double microseconds, CUstream stream) const {
+  if (!(microseconds > 0.0)) return;
+  const auto ns = static_cast<unsigned long long>(std::llround(std::min(microseconds, 1e9) * 1e3));
+  gpu::launch_kernel(spin_, {1, 1, 1}, {1, 1, 1}, 0, stream, ns);
 }
 
-GpuErrorStats GpuReference::compare(CUdeviceptr out, bool out_nhwc, CUdeviceptr ref64, double atol, double rtol,
-                                    CUstream stream) {
+RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, bool with_conv,
+                                CUstream stream) const {
+  const spec::Conv& c = problem_.conv;
+  const bool bounds = conv_launch_.bounds;
+  // The conv-alone answer: y (no bias), and under tf32 E0 and V0 folded in the conv kernel.
+  RefArrays conv = allocate_arrays(uint64_t(c.conv_out_elems()), bounds);
+  const RefConvLaunch& l = conv_launch_;
+  if (bounds) {
+    gpu::launch_kernel(conv_bound_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
+                       conv.values.ptr(), conv.bound.ptr(), conv.var.ptr());
+  } else {
+    gpu::launch_kernel(conv_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
+                       conv.values.ptr());
+  }
+  const uint64_t epilogue_items = uint64_t(c.n) * uint64_t(c.p() * c.q()) * uint64_t(problem_.reduce ? 1 : c.k);
+  RefAnswer answer;
+  // In place when nothing else needs the conv answer and each output element is its own conv
+  // element: the answer costs one set of arrays.
+  if (!problem_.reduce && !with_conv) {
+    gpu::launch_kernel(epilogue_, stride_grid(epilogue_items), kStrideBlock, 0, stream, conv.values.ptr(),
+                       conv.bound.ptr(), conv.var.ptr(), chan, conv.values.ptr(), conv.bound.ptr(), conv.var.ptr());
+    answer.output = std::move(conv);
+  } else {
+    RefArrays out = allocate_arrays(uint64_t(problem_.out_elems()), bounds);
+    gpu::launch_kernel(epilogue_, stride_grid(epilogue_items), kStrideBlock, 0, stream, conv.values.ptr(),
+                       conv.bound.ptr(), conv.var.ptr(), chan, out.values.ptr(), out.bound.ptr(), out.var.ptr());
+    answer.output = std::move(out);
+    if (with_conv) answer.conv = std::move(conv);
+  }
+  // Before returning: the conv scratch (when not kept) is freed on the way out.
+  FT_CU_CALL(gpu::driver().cuStreamSynchronize(stream));
+  return answer;
+}
+
+GpuErrorStats GpuReference::compare(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream) {
+  const spec::Conv& c = problem_.conv;
+  const uint64_t pixels = uint64_t(c.n) * uint64_t(c.p() * c.q());
+  const uint64_t count = answer.count;
+  // The output (C_out = 1 or K) or the conv-alone answer (K): the channels follow from the count.
+  if (count == 0 || count % pixels != 0 || answer.values.size() < count * sizeof(double)) {
+    throw Error(ExitCode::failure, fmt::format("GpuReference::compare: an answer of {} elements ({} bytes of values) "
+                                               "is not N*C*P*Q of this problem",
+                                               count, answer.values.size()));
+  }
+  const bool bounds = uses_bounds(math_);
+  if (bounds && (answer.bound.size() < count * sizeof(float) || answer.var.size() < count * sizeof(float))) {
+    throw Error(ExitCode::failure, "GpuReference::compare: the tf32 rule needs the answer's bounds and variances");
+  }
   const CUdeviceptr stats = scratch_.ptr() + kStatsOffset;
-  const auto count = static_cast<unsigned long long>(problem_.out_elems());
-  const auto c_out = static_cast<int>(problem_.out_channels());
-  const auto pq = static_cast<int>(problem_.conv.p() * problem_.conv.q());
   gpu::launch_kernel(compare_init_, {1, 1, 1}, {1, 1, 1}, 0, stream, stats);
-  gpu::launch_kernel(compare_, stride_grid(count), kStrideBlock, 0, stream, out, ref64, count,
-                     static_cast<int>(out_nhwc ? 1 : 0), c_out, pq, atol, rtol, stats);
+  gpu::launch_kernel(compare_, stride_grid(count), kStrideBlock, 0, stream, out, answer.values.ptr(),
+                     bounds ? answer.bound.ptr() : CUdeviceptr(0), bounds ? answer.var.ptr() : CUdeviceptr(0),
+                     static_cast<unsigned long long>(count), static_cast<int>(out_nhwc ? 1 : 0),
+                     static_cast<int>(count / pixels), static_cast<int>(c.p() * c.q()), static_cast<int>(bounds ? 1 : 0),
+                     stats);
   DeviceStats d{};
   scratch_.copy_to_host(&d, sizeof(d), kStatsOffset, stream);  // synchronizes the stream
 
-  GpuErrorStats s;
-  s.max_abs = std::bit_cast<double>(d.max_abs_bits);
-  s.max_rel = std::bit_cast<double>(d.max_rel_bits);
-  // As reference::compare: relative to the reference's norm, absolute for an all-zero one.
-  s.rel_l2 = d.sum_ref2 > 0.0 ? std::sqrt(d.sum_err2 / d.sum_ref2) : std::sqrt(d.sum_err2);
-  s.mismatches = d.mismatches;
-  s.nonfinite = d.nonfinite;
-  s.first_bad = d.first_bad;
-  return s;
+  ft_compare_acc acc = ft_compare_acc_zero();
+  acc.max_abs = std::bit_cast<double>(d.max_abs_bits);
+  acc.max_rel = std::bit_cast<double>(d.max_rel_bits);
+  acc.worst_ratio = std::bit_cast<double>(d.worst_ratio_bits);
+  acc.err2 = d.sum_err2;
+  acc.ref2 = d.sum_ref2;
+  acc.var_sum = d.sum_var;
+  acc.mismatches = d.mismatches;
+  acc.nonfinite = d.nonfinite;
+  acc.unchecked = d.unchecked;
+  acc.n_l2 = d.n_l2;
+  acc.first_bad = d.first_bad;
+  return finish_compare(acc, count, math_);
 }
 
-size_t GpuReference::y64_bytes(const spec::Problem& p) { return size_t(p.conv.conv_out_elems()) * sizeof(double); }
-
-size_t GpuReference::ref64_bytes(const spec::Problem& p) { return size_t(p.out_elems()) * sizeof(double); }
+size_t GpuReference::answer_bytes(const spec::Problem& p, MathMode math, bool with_conv) {
+  const bool bounds = uses_bounds(math);
+  const size_t conv = arrays_bytes(uint64_t(p.conv.conv_out_elems()), bounds);
+  if (!p.reduce && !with_conv) return conv;  // the epilogue runs in place
+  // With a reduction the conv answer is scratch until the epilogue has read it (kept when
+  // with_conv); without one, with_conv keeps both answers. Either way both exist at the peak.
+  return conv + arrays_bytes(uint64_t(p.out_elems()), bounds);
+}
 
 }  // namespace fusetune::reference

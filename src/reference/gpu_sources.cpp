@@ -17,10 +17,14 @@ constexpr int64_t kMaxGridY = 65535;
 
 }  // namespace
 
-RefConvLaunch ref_conv_launch(const spec::Problem& p) {
+RefConvLaunch ref_conv_launch(const spec::Problem& p, MathMode math) {
   check_problem(p);
   const spec::Conv& c = p.conv;
   RefConvLaunch l;
+  switch (math) {
+    case MathMode::tf32: l.bounds = true; break;  // 3 x 16 double accumulators: ~124 registers, no spills
+    case MathMode::fp32: break;
+  }
   // A block's channel tile never exceeds K: small K (K = 3) would otherwise spend most of
   // its FMAs and shared memory on channels that do not exist.
   l.channels_per_thread = int(std::min<int64_t>(l.channels_per_thread, c.k));
@@ -42,8 +46,8 @@ RefConvLaunch ref_conv_launch(const spec::Problem& p) {
   return l;
 }
 
-std::string render_reference_conv_source(const spec::Problem& p) {
-  const RefConvLaunch l = ref_conv_launch(p);
+std::string render_reference_conv_source(const spec::Problem& p, MathMode math) {
+  const RefConvLaunch l = ref_conv_launch(p, math);
   const spec::Conv& c = p.conv;
   std::string src = "// GPU reference convolution, rendered by src/reference/gpu_sources.cpp.\n";
   auto define = [&src](const char* name, int64_t v) { src += fmt::format("#define {} {}\n", name, v); };
@@ -65,9 +69,16 @@ std::string render_reference_conv_source(const spec::Problem& p) {
   define("FT_REF_THREADS", l.threads);
   define("FT_REF_KT", l.channels_per_thread);
   define("FT_REF_E", l.taps_per_stage);
+  define("FT_REF_BOUNDS", l.bounds ? 1 : 0);
   src += "\n";
+  if (l.bounds) src += reference_template("ref_bounds.cuh") + "\n";
   src += reference_template("ref_conv.cu");
   return src;
+}
+
+std::string render_reference_compare_source() {
+  return "// GPU reference comparison, rendered by src/reference/gpu_sources.cpp.\n" +
+         reference_template("ref_bounds.cuh") + "\n" + reference_template("ref_compare.cu");
 }
 
 std::string reference_template(const std::string& file_name) {

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -33,18 +35,16 @@ double softplus1(double x) { return std::fmax(x, 0.0) + std::log1p(std::exp(-std
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-// Operand i, or `fallback` (PyTorch's default) when the op was built without it. Defaults
-// are Python floats too, applied in fp32 (leaky_relu's 0.01 is 0.00999999977...).
-double arg_or(const spec::Op& op, size_t i, double fallback, const double* chan_k) {
-  return i < op.args.size() ? operand_value(op.args[i], chan_k) : double(float(fallback));
-}
-
+// Operand i, or PyTorch's default when the op was built without it (spec::op_info holds the
+// defaults). Defaults are Python floats too, applied in fp32 (leaky_relu's 0.01 is
+// 0.00999999977...): operand_value rounds them like a written scalar.
 double arg(const spec::Op& op, size_t i, const double* chan_k) {
-  if (i >= op.args.size()) {
-    throw InputError(std::string("op ") + op_name(op.kind) + " needs " + std::to_string(i + 1) +
-                     " operand(s), has " + std::to_string(op.args.size()));
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  if (!a) {
+    throw InputError(std::string("op ") + std::string(spec::op_info(op.kind).name) + " needs " +
+                     std::to_string(i + 1) + " operand(s), has " + std::to_string(op.args.size()));
   }
-  return operand_value(op.args[i], chan_k);
+  return operand_value(*a, chan_k);
 }
 
 }  // namespace
@@ -70,10 +70,10 @@ double apply_op(const spec::Op& op, double x, const double* chan_k) {
     case OpKind::max: return nan_max(x, arg(op, 0, chan_k));
     case OpKind::clamp: return clamp(x, arg(op, 0, chan_k), arg(op, 1, chan_k));
     case OpKind::hardtanh:
-      return clamp(x, arg_or(op, 0, -1.0, chan_k), arg_or(op, 1, 1.0, chan_k));
+      return clamp(x, arg(op, 0, chan_k), arg(op, 1, chan_k));
     // clamp_min(x, 0): NaN stays NaN.
     case OpKind::relu: return nan_max(x, 0.0);
-    case OpKind::leaky_relu: return x > 0.0 ? x : x * arg_or(op, 0, 0.01, chan_k);
+    case OpKind::leaky_relu: return x > 0.0 ? x : x * arg(op, 0, chan_k);
     case OpKind::gelu: return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
     case OpKind::gelu_tanh: {
       const double k = std::sqrt(2.0 / std::numbers::pi);
@@ -87,8 +87,8 @@ double apply_op(const spec::Op& op, double x, const double* chan_k) {
     case OpKind::hardsigmoid: return clamp(x + 3.0, 0.0, 6.0) / 6.0;
     case OpKind::softplus: {
       // torch.nn.functional.softplus: linear above the threshold, exactly x there.
-      const double beta = arg_or(op, 0, 1.0, chan_k);
-      const double threshold = arg_or(op, 1, 20.0, chan_k);
+      const double beta = arg(op, 0, chan_k);
+      const double threshold = arg(op, 1, chan_k);
       return beta * x > threshold ? x : softplus1(beta * x) / beta;
     }
     case OpKind::exp: return std::exp(x);
@@ -123,49 +123,6 @@ double reduce_step(ReduceKind kind, double acc, double v) {
 
 double reduce_finish(ReduceKind kind, double acc, int64_t count) {
   return kind == ReduceKind::mean ? acc / double(count) : acc;
-}
-
-const char* op_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::add: return "add";
-    case OpKind::sub: return "sub";
-    case OpKind::rsub: return "rsub";
-    case OpKind::mul: return "mul";
-    case OpKind::div: return "div";
-    case OpKind::rdiv: return "rdiv";
-    case OpKind::min: return "min";
-    case OpKind::max: return "max";
-    case OpKind::clamp: return "clamp";
-    case OpKind::relu: return "relu";
-    case OpKind::leaky_relu: return "leaky_relu";
-    case OpKind::gelu: return "gelu";
-    case OpKind::gelu_tanh: return "gelu_tanh";
-    case OpKind::tanh: return "tanh";
-    case OpKind::sigmoid: return "sigmoid";
-    case OpKind::silu: return "silu";
-    case OpKind::mish: return "mish";
-    case OpKind::hardswish: return "hardswish";
-    case OpKind::hardsigmoid: return "hardsigmoid";
-    case OpKind::hardtanh: return "hardtanh";
-    case OpKind::softplus: return "softplus";
-    case OpKind::exp: return "exp";
-    case OpKind::log: return "log";
-    case OpKind::abs: return "abs";
-    case OpKind::neg: return "neg";
-    case OpKind::square: return "square";
-    case OpKind::sqrt: return "sqrt";
-  }
-  return "?";
-}
-
-const char* reduce_name(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::min: return "reduce_min";
-    case ReduceKind::max: return "reduce_max";
-    case ReduceKind::sum: return "reduce_sum";
-    case ReduceKind::mean: return "reduce_mean";
-  }
-  return "?";
 }
 
 }  // namespace fusetune::reference

@@ -16,8 +16,9 @@ namespace fusetune::reference {
 [[nodiscard]] double operand_value(const spec::Operand& a, const double* chan_k);
 
 // Applies one elementwise op to x. Optional arguments the struct leaves out take
-// PyTorch's defaults (leaky_relu slope 0.01, hardtanh -1..1, softplus beta 1 threshold 20);
-// a binary op or clamp without its operands throws InputError.
+// PyTorch's defaults (spec::op_info: leaky_relu slope 0.01, hardtanh -1..1, softplus beta 1
+// threshold 20); a binary op or clamp without its operands throws InputError.
+// Names of ops and reductions are spec's (spec::op_info(kind).name, spec::reduce_name).
 [[nodiscard]] double apply_op(const spec::Op& op, double x, const double* chan_k);
 
 // Channel reductions, folded as acc = reduce_step(acc, v) from reduce_init, then
@@ -25,9 +26,5 @@ namespace fusetune::reference {
 [[nodiscard]] double reduce_init(spec::ReduceKind kind);
 [[nodiscard]] double reduce_step(spec::ReduceKind kind, double acc, double v);
 [[nodiscard]] double reduce_finish(spec::ReduceKind kind, double acc, int64_t count);
-
-// Short lowercase names ("add", "gelu_tanh", "reduce_min") for messages and tests.
-[[nodiscard]] const char* op_name(spec::OpKind kind);
-[[nodiscard]] const char* reduce_name(spec::ReduceKind kind);
 
 }  // namespace fusetune::reference

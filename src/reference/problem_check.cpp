@@ -3,35 +3,19 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "reference/op_math.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
 
-using spec::OpKind;
-
-// Operands an op cannot do without; the optional ones take PyTorch's defaults (op_math).
-size_t required_args(OpKind kind) {
-  switch (kind) {
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::rsub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::rdiv:
-    case OpKind::min:
-    case OpKind::max: return 1;
-    case OpKind::clamp: return 2;
-    default: return 0;
-  }
-}
-
 void check_ops(const std::vector<spec::Op>& ops, int num_params, bool after_reduce) {
   for (const spec::Op& op : ops) {
-    const std::string name = op_name(op.kind);
-    if (op.args.size() < required_args(op.kind)) {
-      throw InputError("op " + name + " needs " + std::to_string(required_args(op.kind)) +
-                       " operand(s), has " + std::to_string(op.args.size()));
+    // Operands an op cannot do without; the optional ones take PyTorch's defaults (spec::op_info).
+    const spec::OpInfo& info = spec::op_info(op.kind);
+    const std::string name(info.name);
+    if (op.args.size() < size_t(info.min_args)) {
+      throw InputError("op " + name + " needs " + std::to_string(info.min_args) + " operand(s), has " +
+                       std::to_string(op.args.size()));
     }
     for (const spec::Operand& a : op.args) {
       if (!a.per_channel) continue;

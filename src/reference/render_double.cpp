@@ -1,15 +1,16 @@
 #include "reference/render_double.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "reference/gpu_sources.hpp"
-#include "reference/op_math.hpp"
 #include "reference/problem_check.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/canonical.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -34,22 +35,27 @@ std::string operand(const spec::Problem& p, const spec::Operand& a) {
   return fmt::format("(double)chan[{}LL + k]", chan_index(p, a.param_index));
 }
 
+// Operand i, or its PyTorch default (spec::operand_or_default) as op_math reads it: a default is
+// a Python float too, applied in fp32 (leaky_relu's 0.01 is 0.00999999977...).
 std::string arg(const spec::Problem& p, const spec::Op& op, size_t i) {
-  if (i >= op.args.size()) {  // check_problem rejects this first; kept for direct callers
-    throw InputError(fmt::format("op {} needs {} operand(s), has {}", op_name(op.kind), i + 1, op.args.size()));
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  if (!a) {  // check_problem rejects this first; kept for direct callers
+    throw InputError(fmt::format("op {} needs {} operand(s), has {}", spec::op_info(op.kind).name, i + 1,
+                                 op.args.size()));
   }
-  return operand(p, op.args[i]);
+  return operand(p, *a);
 }
 
-// op_math's arg_or: a default is a Python float too, applied in fp32 like a written scalar
-// (leaky_relu's 0.01 is 0.00999999977...).
-std::string arg_or(const spec::Problem& p, const spec::Op& op, size_t i, double fallback) {
-  return operand(p, i < op.args.size() ? op.args[i] : spec::Operand{false, fallback, -1});
+// Operand i for ft_bound_apply: as apply_op reads it, "0.0" where the op has none (what
+// reference/bounds.cpp passes on the host).
+std::string bound_arg(const spec::Problem& p, const spec::Op& op, size_t i) {
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  return a ? operand(p, *a) : "0.0";
 }
 
 // "min(0.5)", "add(param[0])", "relu": the op as the spec wrote it, for comments.
 std::string describe(const spec::Op& op) {
-  std::string s = op_name(op.kind);
+  std::string s(spec::op_info(op.kind).name);
   if (op.args.empty()) return s;
   s += "(";
   for (size_t i = 0; i < op.args.size(); ++i) {
@@ -60,10 +66,20 @@ std::string describe(const spec::Op& op) {
   return s + ")";
 }
 
-std::string render_chain(const spec::Problem& p, const std::vector<spec::Op>& ops) {
+// One line per op. Under the TF32 rule the value goes through ft_bound_apply (ref_bounds.cuh)
+// with the op's facts (spec::op_info) as literals, exactly as reference/bounds.cpp calls it on
+// the host; the value expression is the same either way.
+std::string render_chain(const spec::Problem& p, const std::vector<spec::Op>& ops, bool bounds) {
   std::string body;
   for (const spec::Op& op : ops) {
-    body += fmt::format("  v = {};  // {}\n", render_double_op(p, op), describe(op));
+    if (!bounds) {
+      body += fmt::format("  v = {};  // {}\n", render_double_op(p, op), describe(op));
+      continue;
+    }
+    const spec::BoundFact& f = spec::op_info(op.kind).bound;
+    body += fmt::format("  ft_bound_apply(v, e, var, {}, {}, {}, {}, {}, {}, {});  // {}\n", render_double_op(p, op),
+                        int(f.fn), double_literal(f.slope), bound_arg(p, op, 0), bound_arg(p, op, 1),
+                        double_literal(f.ulps), f.cancels ? 1 : 0, describe(op));
   }
   return body;
 }
@@ -80,7 +96,7 @@ std::string render_reduction(ReduceKind kind, int64_t channels) {
       "__device__ __forceinline__ double ft_ref_reduce_init() {{ return {}; }}\n"
       "__device__ __forceinline__ double ft_ref_reduce_step(double acc, double v) {{ return {}; }}\n"
       "__device__ __forceinline__ double ft_ref_reduce_finish(double acc) {{ return {}; }}\n\n",
-      reduce_name(kind), init, step, finish);
+      spec::reduce_name(kind), init, step, finish);
 }
 
 }  // namespace
@@ -96,10 +112,9 @@ std::string render_double_op(const spec::Problem& p, const spec::Op& op) {
     case OpKind::min: return "ft_ref_min(v, " + arg(p, op, 0) + ")";
     case OpKind::max: return "ft_ref_max(v, " + arg(p, op, 0) + ")";
     case OpKind::clamp: return "ft_ref_clamp(v, " + arg(p, op, 0) + ", " + arg(p, op, 1) + ")";
-    case OpKind::hardtanh:
-      return "ft_ref_clamp(v, " + arg_or(p, op, 0, -1.0) + ", " + arg_or(p, op, 1, 1.0) + ")";
+    case OpKind::hardtanh: return "ft_ref_clamp(v, " + arg(p, op, 0) + ", " + arg(p, op, 1) + ")";
     case OpKind::relu: return "ft_ref_max(v, 0.0)";  // clamp_min(x, 0): NaN stays NaN
-    case OpKind::leaky_relu: return "ft_ref_leaky_relu(v, " + arg_or(p, op, 0, 0.01) + ")";
+    case OpKind::leaky_relu: return "ft_ref_leaky_relu(v, " + arg(p, op, 0) + ")";
     case OpKind::gelu: return "ft_ref_gelu(v)";
     case OpKind::gelu_tanh: return "ft_ref_gelu_tanh(v)";
     case OpKind::tanh: return "tanh(v)";
@@ -109,7 +124,7 @@ std::string render_double_op(const spec::Problem& p, const spec::Op& op) {
     case OpKind::hardswish: return "ft_ref_hardswish(v)";
     case OpKind::hardsigmoid: return "ft_ref_hardsigmoid(v)";
     case OpKind::softplus:
-      return "ft_ref_softplus(v, " + arg_or(p, op, 0, 1.0) + ", " + arg_or(p, op, 1, 20.0) + ")";
+      return "ft_ref_softplus(v, " + arg(p, op, 0) + ", " + arg(p, op, 1) + ")";
     case OpKind::exp: return "exp(v)";
     case OpKind::log: return "log(v)";
     case OpKind::abs: return "fabs(v)";
@@ -120,27 +135,40 @@ std::string render_double_op(const spec::Problem& p, const spec::Op& op) {
   throw InputError(fmt::format("GPU reference: no double rendering for op kind {}", int(op.kind)));
 }
 
-std::string render_reference_epilogue_source(const spec::Problem& p) {
+std::string render_reference_epilogue_source(const spec::Problem& p, MathMode math) {
   check_problem(p);
   const spec::Conv& c = p.conv;
+  bool bounds = false;
+  switch (math) {
+    case MathMode::tf32: bounds = true; break;
+    case MathMode::fp32: break;
+  }
   std::string src = fmt::format(
       "// GPU float64 reference epilogue, rendered by src/reference/render_double.cpp for\n"
       "//   {}\n"
+      "// math {}: {}\n"
       "#define FT_REF_RENDERED 1\n"
       "#define FT_N {}\n#define FT_K {}\n#define FT_P {}\n#define FT_Q {}\n"
-      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n\n",
-      spec::canonical(p), c.n, c.k, c.p(), c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0);
+      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n#define FT_REF_BOUNDS {}\n",
+      spec::canonical(p), math_mode_name(math),
+      bounds ? "values with the TF32 rule's bounds and variances" : "values only (the fp32 rule)", c.n, c.k, c.p(),
+      c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0, bounds ? 1 : 0);
+  if (p.reduce) src += fmt::format("#define FT_REF_REDUCE_KIND {}\n", int(*p.reduce));
+  src += "\n";
   src += reference_template("ref_math.cu");
+  if (bounds) src += reference_template("ref_bounds.cuh");
   src += "\n// ---- the problem's op chain, in double (rendered) ----\n";
-  src += "__device__ __forceinline__ double ft_ref_pre(double v, const float* __restrict__ chan, long long k) {\n"
-         "  (void)chan;\n  (void)k;\n";
-  src += render_chain(p, p.pre);
-  src += "  return v;\n}\n\n";
+  src += "__device__ __forceinline__ void ft_ref_pre(double& v, double& e, double& var, const float* __restrict__ chan,\n"
+         "                                           long long k) {\n"
+         "  (void)e;\n  (void)var;\n  (void)chan;\n  (void)k;\n";
+  src += render_chain(p, p.pre, bounds);
+  src += "}\n\n";
   if (p.reduce) src += render_reduction(*p.reduce, c.k);
   // After the reduction there is one channel and no per-channel operands (check_problem).
-  src += "__device__ __forceinline__ double ft_ref_post(double v) {\n";
-  src += render_chain(p, p.post);
-  src += "  return v;\n}\n\n";
+  src += "__device__ __forceinline__ void ft_ref_post(double& v, double& e, double& var) {\n"
+         "  (void)v;\n  (void)e;\n  (void)var;\n";
+  src += render_chain(p, p.post, bounds);
+  src += "}\n\n";
   src += reference_template("ref_epilogue.cu");
   return src;
 }

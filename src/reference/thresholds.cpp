@@ -6,6 +6,7 @@
 
 #include "reference/op_math.hpp"
 #include "reference/problem_check.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -13,25 +14,26 @@ namespace {
 using spec::OpKind;
 using Values = std::vector<double>;
 
-// An operand's value, or nothing when it is per-channel and no channel was given. Missing
-// optional operands take the same PyTorch defaults as apply_op.
-std::optional<double> operand(const spec::Op& op, size_t i, double fallback, const double* chan_k) {
-  if (i >= op.args.size()) return double(float(fallback));
-  if (op.args[i].per_channel && chan_k == nullptr) return std::nullopt;
-  return operand_value(op.args[i], chan_k);
+// An operand's value, or nothing when it is per-channel and no channel was given (or the op
+// has no operand i). Missing optional operands take the same PyTorch defaults as apply_op
+// (spec::operand_or_default).
+std::optional<double> operand(const spec::Op& op, size_t i, const double* chan_k) {
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  if (!a || (a->per_channel && chan_k == nullptr)) return std::nullopt;
+  return operand_value(*a, chan_k);
 }
 
 // Points in the op's input space where its output changes branch.
 Values breakpoints(const spec::Op& op, const double* chan_k) {
-  const auto a0 = operand(op, 0, 0.0, chan_k);
+  const auto a0 = operand(op, 0, chan_k);
   switch (op.kind) {
     case OpKind::min:
     case OpKind::max: return a0 ? Values{*a0} : Values{};
     case OpKind::clamp:
     case OpKind::hardtanh: {
       Values v;
-      if (auto lo = operand(op, 0, -1.0, chan_k)) v.push_back(*lo);
-      if (auto hi = operand(op, 1, 1.0, chan_k)) v.push_back(*hi);
+      if (auto lo = operand(op, 0, chan_k)) v.push_back(*lo);
+      if (auto hi = operand(op, 1, chan_k)) v.push_back(*hi);
       return v;
     }
     case OpKind::relu:
@@ -40,8 +42,8 @@ Values breakpoints(const spec::Op& op, const double* chan_k) {
     case OpKind::hardswish:
     case OpKind::hardsigmoid: return {-3.0, 3.0};
     case OpKind::softplus: {
-      const auto beta = operand(op, 0, 1.0, chan_k);
-      const auto threshold = operand(op, 1, 20.0, chan_k);
+      const auto beta = operand(op, 0, chan_k);
+      const auto threshold = operand(op, 1, chan_k);
       if (!beta || !threshold || *beta == 0.0) return {};
       return {*threshold / *beta};
     }
@@ -66,8 +68,8 @@ double positive_preimage(const spec::Op& op, double t) {
 Values preimages(const spec::Op& op, double t, const double* chan_k) {
   // First operand, with apply_op's default where it has one (hardtanh's lo, leaky_relu's
   // slope); ops without operands never read it.
-  const auto a = operand(op, 0, op.kind == OpKind::hardtanh ? -1.0 : 0.01, chan_k);
-  if (!a) return {};  // a per-channel operand and no channel given
+  const auto a = operand(op, 0, chan_k);
+  if (!a && spec::op_info(op.kind).max_args > 0) return {};  // a per-channel operand and no channel given
   switch (op.kind) {
     case OpKind::add: return {t - *a};
     case OpKind::sub: return {t + *a};
@@ -79,7 +81,7 @@ Values preimages(const spec::Op& op, double t, const double* chan_k) {
     case OpKind::max: return t > *a ? Values{t} : Values{};
     case OpKind::clamp:
     case OpKind::hardtanh: {
-      const auto hi = operand(op, 1, 1.0, chan_k);
+      const auto hi = operand(op, 1, chan_k);
       return hi && *a < t && t < *hi ? Values{t} : Values{};
     }
     case OpKind::relu: return t > 0.0 ? Values{t} : Values{};
@@ -105,8 +107,8 @@ Values preimages(const spec::Op& op, double t, const double* chan_k) {
       if (t == 0.0) return {0.0};
       return t > 0.0 ? Values{positive_preimage(op, t)} : Values{};
     case OpKind::softplus: {
-      const auto beta = operand(op, 0, 1.0, chan_k);
-      const auto threshold = operand(op, 1, 20.0, chan_k);
+      const auto beta = operand(op, 0, chan_k);
+      const auto threshold = operand(op, 1, chan_k);
       if (!beta || !threshold || *beta <= 0.0 || t <= 0.0) return {};
       if (*beta * t > *threshold) return {t};  // the linear branch: output is x itself
       return {std::log(std::expm1(*beta * t)) / *beta};

@@ -5,36 +5,74 @@
 
 namespace fusetune::spec {
 
+namespace {
+
+// ---- the TF32 rule's facts (docs/verification.md) -------------------------------------------
+// slope: sup |f'| for the constant kind. gelu, gelu_tanh, silu and mish are the numerical sup
+// of |f'| (1.12890, 1.12899, 1.09984, 1.08850 on a 1e-4 grid over [-30, 30]) rounded up;
+// reference_bounds_test checks every constant against finite differences (>= the sup, within 5%).
+//
+// ulps: the fp32 rendering error (kernel_templates/ft_common.cuh, codegen/op_render.cpp) in units
+// of u = 2^-24 of |f(v)| + S*E, so a correctly rounded operation (+ - * /, sqrtf: 0 ulp in CUDA
+// without --use_fast_math) is 1. CUDA's documented maximum errors: expf, erff, tanhf 2 ulp (4u),
+// logf, log1pf 1 ulp (2u). Each figure is about twice the sum of the roundings of the rendering,
+// so that a kernel may reassociate or use a reciprocal (div as a * (1/b): 2 roundings) and stay
+// inside:
+//   add/sub/rsub/mul/square/sqrt/leaky_relu  one rounding (u)                           -> 2
+//   div/rdiv                                  one, or two as reciprocal-multiply         -> 4
+//   min/max/clamp/relu/hardtanh/abs/neg       exact in fp32                              -> 0
+//   hardsigmoid: (x + 3) and / 6 (2u)                                                   -> 4
+//   hardswish: + 3, *, / 6 (3u)                                                          -> 6
+//   exp: expf (4u)                                                                       -> 8
+//   log: logf (2u)                                                                       -> 4
+//   tanh: tanhf (4u)                                                                     -> 8
+//   sigmoid: expf, 1 + e, 1 / (.) (4u + 2u)                                              -> 12
+//   silu: x * sigmoid (7u)                                                               -> 16
+//   mish: softplus (expf, log1pf, max + : 7u), tanhf (4u), x * (u)                       -> 24
+//   softplus(beta, t): beta * x, softplus, / beta (8u) -- and cancels: the rounding of beta * x
+//         moves log1p(e^(beta x)) / beta by sigmoid(beta x) * u |x|                       -> 16
+//   gelu: x / sqrt 2, erff, 1 + erf, 0.5 x * (.) -- cancels: at large negative x, 1 + erf(.)
+//         cancels and erff's 2u absolute error becomes ~1.25 u |x| in the result          -> 8
+//   gelu_tanh: the cubic, tanhf, 1 + tanh -- cancels like gelu (~2.5 u |x|)               -> 8
+constexpr BoundFact constant_slope(double slope, double ulps, bool cancels = false) {
+  return {SlopeKind::constant, SlopeFn::constant, slope, ulps, cancels};
+}
+constexpr BoundFact operand_slope(SlopeFn fn, double ulps) { return {SlopeKind::operand, fn, 0.0, ulps, false}; }
+constexpr BoundFact local_slope(SlopeFn fn, double ulps) { return {SlopeKind::local, fn, 0.0, ulps, false}; }
+
+}  // namespace
+
 const std::vector<OpInfo>& all_ops() {
   // Order must follow OpKind: op_info indexes this table by the enum value.
   static const std::vector<OpInfo> table = {
-      {OpKind::add, "add", 1, 1, true, {}},
-      {OpKind::sub, "sub", 1, 1, true, {}},
-      {OpKind::rsub, "rsub", 1, 1, true, {}},
-      {OpKind::mul, "mul", 1, 1, true, {}},
-      {OpKind::div, "div", 1, 1, true, {}},
-      {OpKind::rdiv, "rdiv", 1, 1, true, {}},
-      {OpKind::min, "min", 1, 1, true, {}},
-      {OpKind::max, "max", 1, 1, true, {}},
-      {OpKind::clamp, "clamp", 2, 2, false, {}},
-      {OpKind::relu, "relu", 0, 0, false, {}},
-      {OpKind::leaky_relu, "leaky_relu", 0, 1, false, {0.01}},  // PyTorch's default slope
-      {OpKind::gelu, "gelu", 0, 0, false, {}},
-      {OpKind::gelu_tanh, "gelu_tanh", 0, 0, false, {}},
-      {OpKind::tanh, "tanh", 0, 0, false, {}},
-      {OpKind::sigmoid, "sigmoid", 0, 0, false, {}},
-      {OpKind::silu, "silu", 0, 0, false, {}},
-      {OpKind::mish, "mish", 0, 0, false, {}},
-      {OpKind::hardswish, "hardswish", 0, 0, false, {}},
-      {OpKind::hardsigmoid, "hardsigmoid", 0, 0, false, {}},
-      {OpKind::hardtanh, "hardtanh", 0, 2, false, {-1.0, 1.0}},     // PyTorch's min_val, max_val
-      {OpKind::softplus, "softplus", 0, 2, false, {1.0, 20.0}},     // PyTorch's beta, threshold
-      {OpKind::exp, "exp", 0, 0, false, {}},
-      {OpKind::log, "log", 0, 0, false, {}},
-      {OpKind::abs, "abs", 0, 0, false, {}},
-      {OpKind::neg, "neg", 0, 0, false, {}},
-      {OpKind::square, "square", 0, 0, false, {}},
-      {OpKind::sqrt, "sqrt", 0, 0, false, {}},
+      {OpKind::add, "add", 1, 1, true, {}, constant_slope(1.0, 2)},
+      {OpKind::sub, "sub", 1, 1, true, {}, constant_slope(1.0, 2)},
+      {OpKind::rsub, "rsub", 1, 1, true, {}, constant_slope(1.0, 2)},
+      {OpKind::mul, "mul", 1, 1, true, {}, operand_slope(SlopeFn::mul, 2)},
+      {OpKind::div, "div", 1, 1, true, {}, operand_slope(SlopeFn::div, 4)},
+      {OpKind::rdiv, "rdiv", 1, 1, true, {}, local_slope(SlopeFn::rdiv, 4)},
+      {OpKind::min, "min", 1, 1, true, {}, constant_slope(1.0, 0)},
+      {OpKind::max, "max", 1, 1, true, {}, constant_slope(1.0, 0)},
+      {OpKind::clamp, "clamp", 2, 2, false, {}, constant_slope(1.0, 0)},
+      {OpKind::relu, "relu", 0, 0, false, {}, constant_slope(1.0, 0)},
+      {OpKind::leaky_relu, "leaky_relu", 0, 1, false, {0.01}, operand_slope(SlopeFn::leaky_relu, 2)},  // PyTorch's default slope
+      {OpKind::gelu, "gelu", 0, 0, false, {}, constant_slope(1.13, 8, true)},
+      {OpKind::gelu_tanh, "gelu_tanh", 0, 0, false, {}, constant_slope(1.13, 8, true)},
+      {OpKind::tanh, "tanh", 0, 0, false, {}, constant_slope(1.0, 8)},
+      {OpKind::sigmoid, "sigmoid", 0, 0, false, {}, constant_slope(0.25, 12)},
+      {OpKind::silu, "silu", 0, 0, false, {}, constant_slope(1.1, 16)},
+      {OpKind::mish, "mish", 0, 0, false, {}, constant_slope(1.09, 24)},
+      {OpKind::hardswish, "hardswish", 0, 0, false, {}, constant_slope(1.5, 6)},
+      {OpKind::hardsigmoid, "hardsigmoid", 0, 0, false, {}, constant_slope(0.1666666666666667, 4)},  // 1/6, rounded up
+      {OpKind::hardtanh, "hardtanh", 0, 2, false, {-1.0, 1.0}, constant_slope(1.0, 0)},  // PyTorch's min_val, max_val
+      // PyTorch's beta, threshold. sigmoid(beta x) <= 1 on the smooth branch, 1 on the linear one.
+      {OpKind::softplus, "softplus", 0, 2, false, {1.0, 20.0}, {SlopeKind::constant, SlopeFn::softplus, 1.0, 16, true}},
+      {OpKind::exp, "exp", 0, 0, false, {}, local_slope(SlopeFn::exp, 8)},
+      {OpKind::log, "log", 0, 0, false, {}, local_slope(SlopeFn::log, 4)},
+      {OpKind::abs, "abs", 0, 0, false, {}, constant_slope(1.0, 0)},
+      {OpKind::neg, "neg", 0, 0, false, {}, constant_slope(1.0, 0)},
+      {OpKind::square, "square", 0, 0, false, {}, local_slope(SlopeFn::square, 2)},
+      {OpKind::sqrt, "sqrt", 0, 0, false, {}, local_slope(SlopeFn::sqrt, 2)},
   };
   return table;
 }
@@ -45,6 +83,13 @@ std::optional<OpKind> op_from_name(std::string_view name) {
   for (const OpInfo& info : all_ops()) {
     if (info.name == name) return info.kind;
   }
+  return std::nullopt;
+}
+
+std::optional<Operand> operand_or_default(const Op& op, std::size_t i) {
+  if (i < op.args.size()) return op.args[i];
+  const OpInfo& info = op_info(op.kind);
+  if (i < info.defaults.size()) return Operand{false, info.defaults[i], -1};
   return std::nullopt;
 }
 

@@ -1,0 +1,250 @@
+#pragma once
+// A correct (or deliberately broken) TF32 pipeline on the CPU, to test the TF32 rule against:
+// x and w rounded to TF32 (round to nearest even, or truncated), products exact, summed in
+// fp32 in a shuffled order (a GEMM's order is not the reference's), the conv bias added in
+// fp32, then the epilogue in fp32 with the formulas of kernel_templates/ft_common.cuh (host
+// libm's expf, erff, ... stand in for CUDA's: both are within their documented few ulps), the
+// reduction in fp32. With tf32 = false the conv is strict fp32 (fmaf, unrounded inputs).
+// Planted bugs reproduce real kernel mistakes, to check that the rule rejects them.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "reference/problem_data.hpp"
+#include "spec/ops.hpp"
+#include "spec/problem.hpp"
+
+namespace fusetune::testing {
+
+enum class Bug {
+  none,
+  skip_tap,           // the filter tap (c = C-1, r = 0, s = 0) is never accumulated
+  bias_shift,         // channel k gets the conv bias of channel k+1
+  unwritten_row,      // row P/2 of image N-1, channel 0, keeps its NaN sentinel
+  reduce_skips_last,  // the channel reduction stops at K-1
+  op_twice,           // the pre-reduction chain runs twice on channel 1
+};
+
+struct Emulation {
+  bool tf32 = true;       // false: strict fp32 conv
+  bool truncate = false;  // tf32 inputs truncated toward zero instead of rounded to nearest
+  Bug bug = Bug::none;
+  uint64_t order_seed = 7;  // the summation order of the conv's terms
+};
+
+// x rounded to TF32 (10 stored mantissa bits): round to nearest even, or truncated.
+inline float tf32_round(float x, bool truncate) {
+  if (!std::isfinite(x)) return x;
+  auto b = std::bit_cast<uint32_t>(x);
+  if (!truncate) b += 0xfffu + ((b >> 13) & 1u);
+  b &= ~0x1fffu;
+  return std::bit_cast<float>(b);
+}
+
+// bf16 (7 stored mantissa bits), round to nearest even.
+inline float bf16_round(float x) {
+  if (!std::isfinite(x)) return x;
+  auto b = std::bit_cast<uint32_t>(x);
+  b += 0x7fffu + ((b >> 16) & 1u);
+  b &= ~0xffffu;
+  return std::bit_cast<float>(b);
+}
+
+// ---- ft_common.cuh's op math, on the host -----------------------------------------------------
+inline float nan_f() { return std::numeric_limits<float>::quiet_NaN(); }
+inline float ft_min(float a, float b) { return (a != a || b != b) ? nan_f() : std::fmin(a, b); }
+inline float ft_max(float a, float b) { return (a != a || b != b) ? nan_f() : std::fmax(a, b); }
+inline float ft_clamp(float v, float lo, float hi) { return ft_min(ft_max(v, lo), hi); }
+inline float ft_sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
+inline float ft_softplus1(float v) { return std::fmax(v, 0.0f) + std::log1p(std::exp(-std::fabs(v))); }
+
+// The operand as a kernel sees it: a scalar in fp32, or this channel's fp32 value.
+inline float operand_f(const spec::Op& op, size_t i, const float* chan_k) {
+  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+  if (!a) return 0.0f;
+  return a->per_channel ? chan_k[a->param_index] : float(a->value);
+}
+
+inline float op_fp32(const spec::Op& op, float v, const float* chan_k) {
+  const float a = operand_f(op, 0, chan_k), b = operand_f(op, 1, chan_k);
+  using spec::OpKind;
+  switch (op.kind) {
+    case OpKind::add: return v + a;
+    case OpKind::sub: return v - a;
+    case OpKind::rsub: return a - v;
+    case OpKind::mul: return v * a;
+    case OpKind::div: return v / a;
+    case OpKind::rdiv: return a / v;
+    case OpKind::min: return ft_min(v, a);
+    case OpKind::max: return ft_max(v, a);
+    case OpKind::clamp:
+    case OpKind::hardtanh: return ft_clamp(v, a, b);
+    case OpKind::relu: return ft_max(v, 0.0f);
+    case OpKind::leaky_relu: return v > 0.0f ? v : v * a;
+    case OpKind::gelu: return 0.5f * v * (1.0f + std::erf(v * 0.707106781186547524f));
+    case OpKind::gelu_tanh: {
+      const float inner = 0.797884560802865356f * (v + 0.044715f * v * v * v);
+      return 0.5f * v * (1.0f + std::tanh(inner));
+    }
+    case OpKind::tanh: return std::tanh(v);
+    case OpKind::sigmoid: return ft_sigmoid(v);
+    case OpKind::silu: return v * ft_sigmoid(v);
+    case OpKind::mish: return v * std::tanh(ft_softplus1(v));
+    case OpKind::hardswish: return v * ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
+    case OpKind::hardsigmoid: return ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
+    case OpKind::softplus: {
+      const float bx = a * v;
+      return bx > b ? v : ft_softplus1(bx) / a;
+    }
+    case OpKind::exp: return std::exp(v);
+    case OpKind::log: return std::log(v);
+    case OpKind::abs: return std::fabs(v);
+    case OpKind::neg: return -v;
+    case OpKind::square: return v * v;
+    case OpKind::sqrt: return std::sqrt(v);
+  }
+  return nan_f();
+}
+
+// The problem's fp32 output (NCHW) computed the way `how` says, from inputs `d`.
+inline std::vector<float> emulate(const spec::Problem& p, const reference::ProblemData& d, const Emulation& how) {
+  const spec::Conv& c = p.conv;
+  const int64_t P = c.p(), Q = c.q(), PQ = P * Q, K = c.k, crs = c.c * c.r * c.s;
+  const auto np = size_t(p.num_params);
+  // Per-channel parameters at channel k, as the kernels read chan.
+  auto chan_k = [&](int64_t k) {
+    std::vector<float> v(np);
+    for (size_t i = 0; i < np; ++i) v[i] = d.chan[size_t(reference::chan_index(p, int(i)) + k)];
+    return v;
+  };
+  auto in = [&](float v) { return how.tf32 ? tf32_round(v, how.truncate) : v; };
+
+  std::mt19937_64 rng(how.order_seed);
+  std::vector<int64_t> order(static_cast<size_t>(crs));
+  std::vector<float> conv(size_t(c.conv_out_elems()));  // after bias and pre ops
+  for (int64_t n = 0; n < c.n; ++n) {
+    for (int64_t k = 0; k < K; ++k) {
+      const std::vector<float> ck = chan_k(k);
+      for (int64_t pq = 0; pq < PQ; ++pq) {
+        const int64_t oh = pq / Q, ow = pq % Q;
+        std::iota(order.begin(), order.end(), int64_t(0));
+        std::shuffle(order.begin(), order.end(), rng);
+        float acc = 0.0f;
+        for (const int64_t t : order) {
+          const int64_t ci = t / (c.r * c.s), r = (t / c.s) % c.r, s = t % c.s;
+          if (how.bug == Bug::skip_tap && ci == c.c - 1 && r == 0 && s == 0) continue;
+          const int64_t ih = oh * c.stride_h - c.pad_h + r * c.dil_h;
+          const int64_t iw = ow * c.stride_w - c.pad_w + s * c.dil_w;
+          if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+          const float xv = in(d.x[size_t(((n * c.c + ci) * c.h + ih) * c.w + iw)]);
+          const float wv = in(d.w[size_t(k * crs + t)]);
+          acc = std::fma(xv, wv, acc);  // a TF32 product is exact in fp32: fma == add of the product
+        }
+        float v = acc;
+        if (c.bias) v = v + d.chan[size_t(how.bug == Bug::bias_shift ? (k + 1) % K : k)];
+        const int runs = how.bug == Bug::op_twice && k == 1 ? 2 : 1;
+        for (int run = 0; run < runs; ++run) {
+          for (const spec::Op& op : p.pre) v = op_fp32(op, v, ck.data());
+        }
+        conv[size_t((n * K + k) * PQ + pq)] = v;
+      }
+    }
+  }
+
+  std::vector<float> out(size_t(p.out_elems()));
+  if (!p.reduce) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      float v = conv[i];
+      for (const spec::Op& op : p.post) v = op_fp32(op, v, nullptr);
+      out[i] = v;
+    }
+  } else {
+    const int64_t last = how.bug == Bug::reduce_skips_last ? K - 1 : K;
+    for (int64_t n = 0; n < c.n; ++n) {
+      for (int64_t pq = 0; pq < PQ; ++pq) {
+        float acc = 0.0f;
+        switch (*p.reduce) {
+          case spec::ReduceKind::min: acc = std::numeric_limits<float>::infinity(); break;
+          case spec::ReduceKind::max: acc = -std::numeric_limits<float>::infinity(); break;
+          case spec::ReduceKind::sum:
+          case spec::ReduceKind::mean: acc = 0.0f; break;
+        }
+        for (int64_t k = 0; k < last; ++k) {
+          const float v = conv[size_t((n * K + k) * PQ + pq)];
+          switch (*p.reduce) {
+            case spec::ReduceKind::min: acc = ft_min(acc, v); break;
+            case spec::ReduceKind::max: acc = ft_max(acc, v); break;
+            case spec::ReduceKind::sum:
+            case spec::ReduceKind::mean: acc = acc + v; break;
+          }
+        }
+        if (*p.reduce == spec::ReduceKind::mean) acc = acc / float(K);
+        for (const spec::Op& op : p.post) acc = op_fp32(op, acc, nullptr);
+        out[size_t(n * PQ + pq)] = acc;
+      }
+    }
+  }
+  if (how.bug == Bug::unwritten_row) {
+    const int64_t n = c.n - 1, row = P / 2;
+    for (int64_t q = 0; q < Q; ++q) out[size_t(n * p.out_channels() * PQ + row * Q + q)] = nan_f();
+  }
+  return out;
+}
+
+// The cases gpu_reference_test's Tf32CompareJudgesEmulatedOutputs uploads to the device, also
+// judged on the CPU by reference_tf32_rule_test (so the GPU test's expectations hold there
+// first): correct pipelines, each planted bug, a bf16 output.
+struct RuleCase {
+  spec::Problem problem;
+  Bug bug = Bug::none;
+  bool bf16 = false;  // the correct output rounded to bf16
+  const char* name = "";
+  [[nodiscard]] bool correct() const { return bug == Bug::none && !bf16; }
+};
+
+inline std::vector<RuleCase> rule_cases() {
+  auto op = [](spec::OpKind kind, std::vector<spec::Operand> args = {}) { return spec::Op{kind, std::move(args)}; };
+  const spec::Operand two{false, 2.0, -1}, half{false, 0.5, -1}, param0{true, 0.0, 0};
+  spec::Problem p31;
+  p31.conv.n = 2, p31.conv.c = 8, p31.conv.h = 12, p31.conv.w = 11, p31.conv.k = 6, p31.conv.r = 3, p31.conv.s = 3;
+  p31.num_params = 1;
+  p31.pre = {op(spec::OpKind::min, {half}), op(spec::OpKind::add, {param0}), op(spec::OpKind::mul, {two})};
+  spec::Problem twice = p31;  // not idempotent: a second pass changes every value
+  twice.pre = {op(spec::OpKind::add, {param0}), op(spec::OpKind::mul, {two})};
+  spec::Problem p32 = p31;
+  p32.pre = {op(spec::OpKind::mul, {two})};
+  p32.num_params = 0;
+  p32.reduce = spec::ReduceKind::min;
+  return {
+      {p31, Bug::none, false, "correct, kernelbench-31 chain"},
+      {p32, Bug::none, false, "correct, kernelbench-32 chain"},
+      {twice, Bug::none, false, "correct, add | mul"},
+      {p31, Bug::skip_tap, false, "one filter tap skipped"},
+      {p31, Bug::bias_shift, false, "bias of channel k+1"},
+      {p31, Bug::unwritten_row, false, "one output row unwritten"},
+      {twice, Bug::op_twice, false, "op chain applied twice"},
+      {p32, Bug::reduce_skips_last, false, "reduction skips the last channel"},
+      {p31, Bug::none, true, "bf16 output"},
+  };
+}
+
+inline constexpr uint64_t kRuleCaseSeed = 77;
+
+// The case's candidate output (NCHW), from inputs drawn with kRuleCaseSeed.
+inline std::vector<float> rule_case_output(const RuleCase& c, const reference::ProblemData& d) {
+  Emulation how;
+  how.bug = c.bug;
+  std::vector<float> out = emulate(c.problem, d, how);
+  if (c.bf16) {
+    for (float& v : out) v = bf16_round(v);
+  }
+  return out;
+}
+
+}  // namespace fusetune::testing
