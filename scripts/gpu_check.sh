@@ -6,7 +6,8 @@
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default $OUT/run/tuning.db) and its dump $OUT/run/h200.jsonl.
 #   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
-#   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt
+#   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
+#                EXTRA_LINES=N tunes only its first N problems
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
 #   BENCH_ARGS   for bench/bench_presets.py
 set -uo pipefail
@@ -57,7 +58,7 @@ if want tune; then
     i=0
     while IFS= read -r spec; do
       i=$((i + 1)); tune_one "extra$i" tf32 "$spec"
-    done < <(grep -vE '^\s*(#|$)' bench/problems.txt)
+    done < <(grep -vE '^\s*(#|$)' bench/problems.txt | head -n "${EXTRA_LINES:-1000}")
   fi
   build/fusetune db dump -o "$R/h200.jsonl" && build/fusetune db verify
   build/fusetune query > "$R/query.txt"; cat "$R/query.txt"

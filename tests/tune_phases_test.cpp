@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -91,6 +92,8 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
     if (r.variant.name.find("planted-wrong") != std::string::npos) {
       wrong = true;
       EXPECT_EQ(r.status, Status::wrong_result);
+      EXPECT_TRUE(std::isinf(r.error.max_abs));  // infinite figures cross the protocol intact
+      EXPECT_TRUE(std::isnan(r.error.rel_l2));
     } else if (r.variant.name.find("planted-fault") != std::string::npos) {
       fault = true;
       EXPECT_EQ(r.status, Status::faulted);

@@ -1,5 +1,8 @@
 #include "tune/protocol.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 
@@ -45,18 +48,34 @@ TimingPolicy timing_from_json(const nlohmann::json& j) {
   return p;
 }
 
+// JSON has no inf or NaN (nlohmann writes null): error figures of a wrong result often are
+// infinite (a NaN where the reference is finite), so they travel as strings then.
+nlohmann::json num(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+double num_from(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  const std::string s = j.get<std::string>();
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 nlohmann::json error_to_json(const ErrorFigures& e) {
-  return {{"max_abs", e.max_abs}, {"max_rel", e.max_rel}, {"rel_l2", e.rel_l2}, {"rel_l2_limit", e.rel_l2_limit},
-          {"worst_ratio", e.worst_ratio}, {"unchecked", e.unchecked}};
+  return {{"max_abs", num(e.max_abs)},           {"max_rel", num(e.max_rel)},
+          {"rel_l2", num(e.rel_l2)},             {"rel_l2_limit", num(e.rel_l2_limit)},
+          {"worst_ratio", num(e.worst_ratio)},   {"unchecked", e.unchecked}};
 }
 
 ErrorFigures error_from_json(const nlohmann::json& j) {
   ErrorFigures e;
-  e.max_abs = j.at("max_abs");
-  e.max_rel = j.at("max_rel");
-  e.rel_l2 = j.at("rel_l2");
-  e.rel_l2_limit = j.at("rel_l2_limit");
-  e.worst_ratio = j.at("worst_ratio");
+  e.max_abs = num_from(j.at("max_abs"));
+  e.max_rel = num_from(j.at("max_rel"));
+  e.rel_l2 = num_from(j.at("rel_l2"));
+  e.rel_l2_limit = num_from(j.at("rel_l2_limit"));
+  e.worst_ratio = num_from(j.at("worst_ratio"));
   e.unchecked = j.at("unchecked");
   return e;
 }
@@ -85,23 +104,28 @@ ConvChoices conv_choices_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const TimeFigures& t) {
-  return {{"min", t.min_ms}, {"median", t.median_ms}, {"max", t.max_ms}, {"count", t.count}, {"spread", t.spread},
-          {"kernel_median", t.kernel_median_ms}, {"steps", t.step_median_ms}, {"batch", t.batch},
-          {"round", round_index(t.round)}, {"samples", t.samples}};
+  nlohmann::json steps = nlohmann::json::array(), samples = nlohmann::json::array();
+  for (double v : t.step_median_ms) steps.push_back(num(v));
+  for (double v : t.samples) samples.push_back(num(v));
+  return {{"min", num(t.min_ms)},   {"median", num(t.median_ms)},
+          {"max", num(t.max_ms)},   {"count", t.count},
+          {"spread", num(t.spread)}, {"kernel_median", num(t.kernel_median_ms)},
+          {"steps", steps},         {"batch", t.batch},
+          {"round", round_index(t.round)}, {"samples", samples}};
 }
 
 TimeFigures time_from_json(const nlohmann::json& j) {
   TimeFigures t;
-  t.min_ms = j.at("min");
-  t.median_ms = j.at("median");
-  t.max_ms = j.at("max");
+  t.min_ms = num_from(j.at("min"));
+  t.median_ms = num_from(j.at("median"));
+  t.max_ms = num_from(j.at("max"));
   t.count = j.at("count");
-  t.spread = j.at("spread");
-  t.kernel_median_ms = j.at("kernel_median");
-  t.step_median_ms = j.at("steps").get<std::vector<double>>();
+  t.spread = num_from(j.at("spread"));
+  t.kernel_median_ms = num_from(j.at("kernel_median"));
+  for (const auto& v : j.at("steps")) t.step_median_ms.push_back(num_from(v));
   t.batch = j.at("batch");
   t.round = round_from(j.at("round").get<int>());
-  t.samples = j.at("samples").get<std::vector<double>>();
+  for (const auto& v : j.at("samples")) t.samples.push_back(num_from(v));
   return t;
 }
 
