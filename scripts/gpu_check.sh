@@ -70,6 +70,7 @@ if want smoke; then
     stamp "smoke run $i"
     build/fusetune smoke --checks winners > "$R/smoke-$i.log" 2>&1; echo "exit $?" >> "$R/smoke-$i.log"
     grep -E "^(FAIL|smoke:)|^exit" "$R/smoke-$i.log"
+    pack
   done
   stamp "smoke with a planted stale winner (must FAIL)"
   FUSETUNE_TEST_STALE=1 build/fusetune smoke --checks winners > "$R/smoke-stale.log" 2>&1

@@ -44,6 +44,7 @@ const KernelStep& last_kernel(const Variant& v) {
 // A copy of `base` with `#define FT_PLANT_<macro> 1` ahead of its source: a parameter like any other.
 Variant with_define(const Variant& base, const std::string& word, const std::string& macro) {
   Variant v = base;
+  v.design = base.design + ".planted";
   v.name = base.name + ".planted-" + word;
   v.params.emplace_back("plant_" + word, 1);
   v.source = fmt::format("#define FT_PLANT_{} 1\n{}", macro, base.source);
@@ -53,6 +54,7 @@ Variant with_define(const Variant& base, const std::string& word, const std::str
 // A copy of `base` whose conv reads filters with one tap zeroed by ft_planted_drop_tap.
 Variant with_dropped_tap(const spec::Problem& problem, const Variant& base) {
   Variant v = base;
+  v.design = base.design + ".planted";
   v.name = base.name + ".planted-tap";
   v.params.emplace_back("plant_tap", 1);
   v.source = base.source + "\n" + std::string(template_source("planted.cu"));
@@ -86,7 +88,7 @@ Variant with_dropped_tap(const spec::Problem& problem, const Variant& base) {
 Variant replace_last_kernel(const Variant& base, const std::string& kernel, const std::string& name) {
   Variant v = base;
   v.name = name;
-  v.design = "epilogue.planted";
+  v.design = "epilogue.nchw.planted";
   v.params = {{"planted", 1}};
   v.source = std::string(template_source("planted.cu"));
   // The planted source holds only the planted kernels: earlier kernel steps of the plan

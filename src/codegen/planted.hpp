@@ -15,6 +15,8 @@
 //   fault   an epilogue plan whose kernel writes far outside any allocation
 //   hang    an epilogue plan whose kernel never finishes
 // `which` is a comma-separated list of those words; `subtle` means bias,row,reduce,twice,tap.
+// Their design is the base's with ".planted" appended: a sample of a design's variants never
+// drops one (tune/tuner.cpp), and a planted bug that slipped through would win nothing real.
 #include <string>
 #include <vector>
 

@@ -51,33 +51,39 @@ Timer::Sample Timer::sample(const Loaded& l, const Prepared& p) {
   std::vector<size_t> timed;
   for (size_t i = 0; i < plan.size(); ++i)
     if (plan[i].timed) timed.push_back(i);
-  const size_t n_events = size_t(p.batch) * timed.size() + 1;
+  // Per repetition: [L2 scrub] start event, then an event after each timed step. The scrub
+  // sits between repetitions but outside their events, so every repetition starts with a cold
+  // L2 and plans batched differently still compare like for like.
+  const size_t per_rep = timed.size() + 1;
+  const size_t n_events = size_t(p.batch) * per_rep;
   while (events_.size() < n_events) events_.emplace_back();
 
   // Bound per sample: another plan's buffers may have grown the pool since the last one.
   const Binding b = runner_.bind(l.variant, 0);
-  if (flush_l2_)
-    FT_CU_CALL(gpu::driver().cuMemsetD32Async(l2_scrub_.ptr(), 0x3F800000u, l2_scrub_.size() / 4, s));
   runner_.run_untimed(l, b);
   ref_.spin(p.spin_us, s);
-  events_[0].record(s);
-  size_t e = 1;
-  for (int rep = 0; rep < p.batch; ++rep)
+  for (int rep = 0; rep < p.batch; ++rep) {
+    if (flush_l2_)
+      FT_CU_CALL(gpu::driver().cuMemsetD32Async(l2_scrub_.ptr(), 0x3F800000u, l2_scrub_.size() / 4, s));
+    size_t e = size_t(rep) * per_rep;
+    events_[e++].record(s);
     for (size_t i : timed) {
       runner_.run_step(l, i, b);
       events_[e++].record(s);
     }
+  }
   const CUresult r = gpu::driver().cuEventSynchronize(events_[n_events - 1].get());
   if (r != CUDA_SUCCESS) sync_or_lose(l.variant.name);
 
   Sample smp;
   smp.step_ms.assign(plan.size(), 0.0);
-  e = 1;
-  for (int rep = 0; rep < p.batch; ++rep)
+  for (int rep = 0; rep < p.batch; ++rep) {
+    size_t e = size_t(rep) * per_rep + 1;
     for (size_t i : timed) {
       smp.step_ms[i] += double(gpu::Event::elapsed_ms(events_[e - 1], events_[e])) / p.batch;
       ++e;
     }
+  }
   for (size_t i : timed) {
     smp.total_ms += smp.step_ms[i];
     if (plan[i].kind() == codegen::StepKind::kernel) smp.kernel_ms += smp.step_ms[i];

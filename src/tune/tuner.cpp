@@ -38,14 +38,15 @@ void check_reply(const nlohmann::json& reply, const std::string& what) {
 }
 
 // Evenly spaced variants of each design, the first and last always among them: the extremes
-// of each parameter range get run.
+// of each parameter range get run. Planted test variants are all kept: each is a bug to catch.
 std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all, int per_design) {
   if (per_design <= 0) return all;
   std::vector<codegen::Variant> out;
   for (size_t i = 0; i < all.size();) {
     size_t j = i;
     while (j < all.size() && all[j].design == all[i].design) ++j;
-    const size_t n = j - i, keep = std::min(n, size_t(per_design));
+    const size_t n = j - i;
+    const size_t keep = all[i].design.ends_with(".planted") ? n : std::min(n, size_t(per_design));
     for (size_t t = 0; t < keep; ++t) out.push_back(all[i + (keep == 1 ? 0 : t * (n - 1) / (keep - 1))]);
     i = j;
   }
