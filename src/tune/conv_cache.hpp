@@ -1,7 +1,7 @@
 #pragma once
-// cuDNN's convolution for each layout a plan asks for, chosen once per worker: the fastest
-// algorithm cuDNN's search returns that also passes the math mode's verification rule on the
-// first input draw (the same rule every candidate is held to: an algorithm whose result would
+// cuDNN's convolution for each layout a plan asks for, chosen once per worker: of the algorithms
+// cuDNN's search ranks first that also pass the math mode's verification rule on the first
+// input draw (up to four), the fastest as timed here (the same rule every candidate is held to: an algorithm whose result would
 // fail it cannot stand under a baseline or a design). A worker started after a fault takes the
 // choices of the one before instead of searching again.
 #include <cuda.h>
@@ -25,8 +25,9 @@ namespace fusetune::tune {
 
 class ConvAlgoCache {
  public:
+  // l2_scrub_bytes: scrubbed before each timing of a candidate (0: the working set exceeds the L2).
   ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, InputDraws& draws,
-                BufferPool& pool, reference::GpuReference& ref, CUstream s);
+                BufferPool& pool, reference::GpuReference& ref, CUstream s, size_t l2_scrub_bytes);
 
   // Choices made earlier (by a worker that was replaced): used as they are.
   void seed(const ConvChoices& choices) { choices_ = choices; }
@@ -41,6 +42,10 @@ class ConvAlgoCache {
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  static constexpr size_t kTimedCandidates = 4;
+  gpu::ConvAlgoChoice fastest(gpu::CudnnConv& conv, const std::vector<gpu::ConvAlgoChoice>& candidates, CUdeviceptr x,
+                              CUdeviceptr w, CUdeviceptr y);
+
   gpu::CudnnHandle& handle_;
   spec::Problem problem_;
   MathMode math_;
@@ -48,6 +53,7 @@ class ConvAlgoCache {
   BufferPool& pool_;
   reference::GpuReference& ref_;
   CUstream stream_;
+  size_t l2_scrub_bytes_;
   std::map<int, std::unique_ptr<gpu::CudnnConv>> convs_;  // by layout
   ConvChoices choices_;
   std::vector<std::string> notes_;

@@ -53,14 +53,15 @@ Session::Session(const SetupRequest& setup)
   ref_ = std::make_unique<reference::GpuReference>(problem_, arch, math_);
   pool_ = std::make_unique<BufferPool>(*ref_);
   draws_ = std::make_unique<InputDraws>(problem_, *ref_, setup.seed, draws, s);
-  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, s);
+  // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
+  const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
+  const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
+  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, s,
+                                           scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
   runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, s);
   verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *ref_);
-  // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
-  const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
-  timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes),
-                                   working_set < 2.0 * double(device_.limits.l2_bytes));
+  timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes), scrub);
 
   info_.device = {{"name", device_.name}, {"arch", arch}, {"sm_count", device_.limits.sm_count},
                   {"l2_bytes", device_.limits.l2_bytes}, {"total_mem", device_.total_mem},
