@@ -121,6 +121,38 @@ TEST(DbOpen, AnSqliteFileWithoutTablesIsMigratedFromVersionZero) {
   EXPECT_EQ(c.query_int64("SELECT COUNT(*) FROM results"), 1);
 }
 
+// A version 1 database (before the figures of the typed verdicts and the pinned conv
+// algorithms): opened, it migrates to the current version, keeps every record, and reads them
+// with the new fields at their defaults.
+TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
+  tune::TempDir dir("ft-db");
+  const fs::path p = dir.path() / "v1.db";
+  {
+    auto db = Database::open(p.string(), kBare);
+    db.write_results(testing::h200(), {testing::result("v", 1.5)});
+    db.write_winner(testing::winner(testing::h200(), "v", 1.5));
+  }
+  {
+    // Back to version 1: the columns version 2 added are dropped, as a version 1 file lacks them.
+    const Connection c = raw(p);
+    c.exec("ALTER TABLE results DROP COLUMN time_round; ALTER TABLE results DROP COLUMN worst_ratio; "
+           "ALTER TABLE results DROP COLUMN rel_l2_limit; ALTER TABLE winners DROP COLUMN conv_choices; "
+           "PRAGMA user_version = 1;");
+  }
+  auto db = Database::open(p.string(), kBare);
+  const auto v = db.verify();
+  EXPECT_TRUE(v.ok) << (v.problems.empty() ? "" : v.problems.front());
+  const auto results = db.results(std::nullopt, "", std::nullopt);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_DOUBLE_EQ(results[0].time_median_ms, 1.5);
+  EXPECT_EQ(results[0].time_round, "");
+  const auto winners = db.winners(std::nullopt, "", std::nullopt);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].conv_choices, "");
+  const Connection c = Connection::open(p.string(), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(c.query_int64("PRAGMA user_version"), kSchemaVersion);
+}
+
 TEST(DbOpen, RandomBytesAreRefusedUntouched) {
   tune::TempDir dir("ft-db");
   const fs::path p = dir.path() / "random.db";
@@ -173,7 +205,7 @@ TEST(DbOpen, ANewerSchemaIsRefusedUntouched) {
     const Connection c = raw(p);
     c.exec("PRAGMA user_version = 99");
   }
-  expect_refused(p, "schema version 99 is newer than this fusetune reads (1)");
+  expect_refused(p, "schema version 99 is newer than this fusetune reads (2)");
 }
 
 TEST(DbOpen, OursWithATableMissingIsRefused) {

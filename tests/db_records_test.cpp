@@ -116,6 +116,7 @@ TEST_F(DbRecords, WinnerIsReplacedAndKeepsEveryByte) {
   EXPECT_EQ(got->variant_json, w.variant_json);
   EXPECT_EQ(got->compile_options, w.compile_options);
   EXPECT_EQ(got->cudnn_algo, w.cudnn_algo);
+  EXPECT_EQ(got->conv_choices, w.conv_choices);
   EXPECT_EQ(got->env.fingerprint(), h200().fingerprint());
   EXPECT_DOUBLE_EQ(got->speedup_vs_unfused(), 4.4);
   EXPECT_FALSE(got->shipped);

@@ -50,6 +50,7 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
 }  // namespace
 
 int main() {
+  ConvChoices choices;  // as a real worker: the ones it was set up with, else its own
   std::string line;
   while (std::getline(std::cin, line)) {
     const auto req = nlohmann::json::parse(line);
@@ -61,6 +62,8 @@ int main() {
       reply = {{"limits", limits_to_json(l)}, {"name", "Fake H200"}, {"total_mem", int64_t(1) << 37},
                {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:00:00.0"}, {"count", 1}};
     } else if (cmd == "setup") {
+      choices = setup_request_from_json(req).conv_choices;
+      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)"};
       SetupReply r;
       r.device = {{"name", "Fake H200"}};
       r.copy_gbps = 4000;
@@ -73,6 +76,7 @@ int main() {
         return 3;
       }
       RunReply out;
+      out.conv_choices = choices;
       if (r.variant.name.find("planted") != std::string::npos) {
         out.status = Status::wrong_result;
         out.reason = "draw 0: planted";

@@ -109,6 +109,22 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
   EXPECT_EQ(rep.results[*rep.winner].variant.name.find("planted"), std::string::npos);
 }
 
+// The cuDNN algorithms a run used are reported (and stored with the winner); given ones are
+// used instead of a search, as smoke does for a stored winner.
+TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
+  const auto found = fake_tune(kSpec, "");
+  ASSERT_EQ(found.conv_choices.count(0), 1u);
+  EXPECT_EQ(found.conv_choices.at(0).label, "FAKE_ALGO (tf32)");
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.max_variants = 2;
+  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)"};
+  const auto pinned = run_tune(spec::parse(kSpec), o);
+  ASSERT_EQ(pinned.conv_choices.count(1), 1u);
+  EXPECT_EQ(pinned.conv_choices.at(1).label, "PINNED (tf32)");
+  EXPECT_EQ(pinned.conv_choices.count(0), 0u);
+}
+
 TEST(TunePhases, FloorsCanBeLeftOut) {
   TuneOptions o;
   o.worker_exe = FUSETUNE_FAKE_WORKER;

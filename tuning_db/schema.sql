@@ -1,4 +1,4 @@
--- fusetune tuning database, schema version 1 (src/db/schema.hpp: kSchemaVersion).
+-- fusetune tuning database, schema version 2 (src/db/schema.hpp: kSchemaVersion).
 --
 -- Changing anything here other than comments and whitespace changes the schema hash that
 -- tests/db_schema_test.cpp pins: bump kSchemaVersion, add a migration from the previous
@@ -63,6 +63,12 @@ CREATE TABLE results (
   max_rel          REAL,
   rel_l2           REAL,
   created_at       TEXT    NOT NULL,
+  -- version 2: which measurement the times are from ("first pass", "finalists",
+  -- "confirmation"), and the error against the math mode's rule: the worst element's error
+  -- over its tolerance, and the tf32 rule's rel-L2 limit.
+  time_round       TEXT    NOT NULL DEFAULT '',
+  worst_ratio      REAL,
+  rel_l2_limit     REAL,
   UNIQUE (env_id, problem_id, math, variant_name, params_json)
 );
 CREATE INDEX results_by_problem ON results (problem_id, math);
@@ -87,6 +93,9 @@ CREATE TABLE winners (
   cudnn_algo        TEXT    NOT NULL DEFAULT '',
   shipped           INTEGER NOT NULL DEFAULT 0 CHECK (shipped IN (0, 1)),
   created_at        TEXT    NOT NULL,
+  -- version 2: the cuDNN algorithm of each conv layout the winner was tuned with, as JSON
+  -- ({"0": {"algo": 1, "math_type": 1, ...}}): a re-check runs the same configuration.
+  conv_choices      TEXT    NOT NULL DEFAULT '',
   PRIMARY KEY (env_id, problem_id, math)
 );
 CREATE INDEX winners_by_problem ON winners (problem_id, math);

@@ -175,9 +175,10 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
   Statement upsert(conn_,
                    "INSERT INTO results (env_id, problem_id, math, candidate, variant_name, params_json, status, reason, "
                    "log_excerpt, registers, spills, time_min_ms, time_median_ms, time_max_ms, time_count, "
-                   "kernel_median_ms, gbps, pct_copy, max_abs, max_rel, rel_l2, created_at) "
+                   "kernel_median_ms, gbps, pct_copy, max_abs, max_rel, rel_l2, created_at, time_round, "
+                   "worst_ratio, rel_l2_limit) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                   "?21, ?22) "
+                   "?21, ?22, ?23, ?24, ?25) "
                    "ON CONFLICT (env_id, problem_id, math, variant_name, params_json) DO UPDATE SET "
                    "candidate = excluded.candidate, status = excluded.status, reason = excluded.reason, "
                    "log_excerpt = excluded.log_excerpt, registers = excluded.registers, spills = excluded.spills, "
@@ -185,7 +186,8 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
                    "time_max_ms = excluded.time_max_ms, time_count = excluded.time_count, "
                    "kernel_median_ms = excluded.kernel_median_ms, gbps = excluded.gbps, pct_copy = excluded.pct_copy, "
                    "max_abs = excluded.max_abs, max_rel = excluded.max_rel, rel_l2 = excluded.rel_l2, "
-                   "created_at = excluded.created_at");
+                   "created_at = excluded.created_at, time_round = excluded.time_round, "
+                   "worst_ratio = excluded.worst_ratio, rel_l2_limit = excluded.rel_l2_limit");
   for (const auto& r : results) {
     auto [it, fresh] = problem_ids.try_emplace(r.problem_key, 0);
     if (fresh) it->second = upsert_problem(conn_, r.problem_key, r.canonical);
@@ -212,6 +214,9 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
     upsert.bind(20, r.max_rel);
     upsert.bind(21, r.rel_l2);
     upsert.bind(22, or_now(r.created_at));
+    upsert.bind(23, r.time_round);
+    upsert.bind(24, r.worst_ratio);
+    upsert.bind(25, r.rel_l2_limit);
     upsert.step();
   }
   txn.commit();
@@ -224,15 +229,15 @@ void Database::write_winner(const WinnerRecord& w) {
   Statement upsert(conn_,
                    "INSERT INTO winners (env_id, problem_id, math, candidate, variant_name, variant_json, "
                    "compile_options, cubin, ptx, time_median_ms, time_spread, unfused_median_ms, cudnn_median_ms, "
-                   "cudnn_algo, shipped, created_at) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
+                   "cudnn_algo, shipped, created_at, conv_choices) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) "
                    "ON CONFLICT (env_id, problem_id, math) DO UPDATE SET "
                    "candidate = excluded.candidate, variant_name = excluded.variant_name, "
                    "variant_json = excluded.variant_json, compile_options = excluded.compile_options, "
                    "cubin = excluded.cubin, ptx = excluded.ptx, time_median_ms = excluded.time_median_ms, "
                    "time_spread = excluded.time_spread, unfused_median_ms = excluded.unfused_median_ms, "
                    "cudnn_median_ms = excluded.cudnn_median_ms, cudnn_algo = excluded.cudnn_algo, "
-                   "shipped = excluded.shipped, created_at = excluded.created_at "
+                   "shipped = excluded.shipped, created_at = excluded.created_at, conv_choices = excluded.conv_choices "
                    "WHERE NOT (excluded.shipped = 1 AND winners.shipped = 0)");
   upsert.bind(1, env_id);
   upsert.bind(2, problem_id);
@@ -250,6 +255,7 @@ void Database::write_winner(const WinnerRecord& w) {
   upsert.bind(14, w.cudnn_algo);
   upsert.bind(15, w.shipped ? 1 : 0);
   upsert.bind(16, or_now(w.created_at));
+  upsert.bind(17, w.conv_choices);
   upsert.step();
   txn.commit();
 }

@@ -13,7 +13,7 @@ constexpr std::string_view kWinnerSelect =
     "SELECT e.gpu_name, e.cc_major, e.cc_minor, e.sm_count, e.mem_bytes, e.driver, e.cuda_runtime, e.nvrtc, e.cudnn, "
     "e.templates_hash, p.key, p.canonical, w.math, w.candidate, w.variant_name, w.variant_json, w.compile_options, "
     "w.cubin, w.ptx, w.time_median_ms, w.time_spread, w.unfused_median_ms, w.cudnn_median_ms, w.cudnn_algo, "
-    "w.shipped, w.created_at "
+    "w.shipped, w.created_at, w.conv_choices "
     "FROM winners w JOIN environments e ON e.id = w.env_id JOIN problems p ON p.id = w.problem_id ";
 
 WinnerRecord read_winner(const Statement& s) {
@@ -44,13 +44,15 @@ WinnerRecord read_winner(const Statement& s) {
   w.cudnn_algo = s.column_text(23);
   w.shipped = s.column_int(24) != 0;
   w.created_at = s.column_text(25);
+  w.conv_choices = s.column_text(26);
   return w;
 }
 
 constexpr std::string_view kResultSelect =
     "SELECT p.key, p.canonical, r.math, r.candidate, r.variant_name, r.params_json, r.status, r.reason, "
     "r.log_excerpt, r.registers, r.spills, r.time_min_ms, r.time_median_ms, r.time_max_ms, r.time_count, "
-    "r.kernel_median_ms, r.gbps, r.pct_copy, r.max_abs, r.max_rel, r.rel_l2, r.created_at, e.fingerprint "
+    "r.kernel_median_ms, r.gbps, r.pct_copy, r.max_abs, r.max_rel, r.rel_l2, r.created_at, e.fingerprint, "
+    "r.time_round, r.worst_ratio, r.rel_l2_limit "
     "FROM results r JOIN environments e ON e.id = r.env_id JOIN problems p ON p.id = r.problem_id ";
 
 ResultRecord read_result(const Statement& s) {
@@ -78,6 +80,9 @@ ResultRecord read_result(const Statement& s) {
   r.rel_l2 = s.column_real(20);
   r.created_at = s.column_text(21);
   r.env_fingerprint = s.column_text(22);
+  r.time_round = s.column_text(23);
+  r.worst_ratio = s.column_real(24);
+  r.rel_l2_limit = s.column_real(25);
   return r;
 }
 

@@ -47,6 +47,9 @@ struct ResultRecord {
   double gbps = 0;            // generated kernels' achieved bandwidth
   double pct_copy = 0;        // ... as % of the copy bandwidth measured in the same run
   double max_abs = 0, max_rel = 0, rel_l2 = 0;
+  std::string time_round;     // "first pass" | "finalists" | "confirmation": where the times come from
+  double worst_ratio = 0;     // worst element's error over its tolerance (<= 1 passed)
+  double rel_l2_limit = 0;    // tf32: the rule's rel-L2 limit; 0 under fp32
   std::string created_at;     // UTC, ISO 8601; filled by the database when empty
   std::string env_fingerprint;  // filled by queries (Database::results, top_results); writes ignore it
 };
@@ -67,6 +70,7 @@ struct WinnerRecord {
   double unfused_median_ms = 0;
   double cudnn_median_ms = 0;
   std::string cudnn_algo;       // e.g. "IMPLICIT_PRECOMP_GEMM (tf32)"
+  std::string conv_choices;     // JSON: cuDNN's algorithm per conv layout as tuned (re-checks reuse it)
   bool shipped = false;         // loaded from tuning_db/ rather than measured here
   std::string created_at;
 

@@ -8,6 +8,7 @@
 #include "codegen/variant_json.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/cudnn_version.hpp"
+#include "tune/protocol.hpp"
 #include "tune/report_json.hpp"
 
 namespace fusetune::tune {
@@ -57,6 +58,9 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
   rec.max_abs = r.error.max_abs;
   rec.max_rel = r.error.max_rel;
   rec.rel_l2 = r.error.rel_l2;
+  rec.worst_ratio = r.error.worst_ratio;
+  rec.rel_l2_limit = r.error.rel_l2_limit;
+  if (r.timed) rec.time_round = std::string(time_round_name(r.time.round));
   return rec;
 }
 
@@ -73,6 +77,7 @@ db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env
   w.compile_options = r.compile.options;
   w.cubin = r.compile.cubin;
   w.ptx = r.compile.ptx;
+  w.conv_choices = to_json(rep.conv_choices).dump();
   w.time_median_ms = r.time.median_ms;
   w.time_spread = r.time.spread;
   if (rep.unfused) w.unfused_median_ms = rep.results[*rep.unfused].time.median_ms;

@@ -13,6 +13,7 @@
 #include "export/export.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/device.hpp"
+#include "gpu/cudnn_version.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -153,6 +154,16 @@ SmokeCheck check_winner(const db::WinnerRecord& w, const std::string& name, cons
   o.worker_exe = opt.worker_exe;
   o.math = parse_math_mode(w.math).value_or(MathMode::tf32);
   o.floors = false;  // the criteria compare with unfused only
+  // The cuDNN algorithms it was tuned with, when the record has them: on small problems cuDNN's
+  // search picked algorithms 3.5x apart from one process to the next (H200, 2026-11-30), which
+  // moved the winner's speedup with it. A winner from another cuDNN version searches again.
+  if (!w.conv_choices.empty() && w.env.cudnn == gpu::cudnn_version_string()) {
+    try {
+      o.conv_choices = conv_choices_from_json(nlohmann::json::parse(w.conv_choices));
+    } catch (const std::exception&) {
+      // Unreadable choices: search as a fresh tune would.
+    }
+  }
   o.quick = true;    // the figures come from the interleaved rounds
   o.injected = {stored};
   o.on_device = [](const nlohmann::json&) {

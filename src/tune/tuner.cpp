@@ -74,6 +74,7 @@ class TuneRun {
     setup_.problem = rep_.problem;
     setup_.math = opt.math;
     setup_.device = opt.device;
+    setup_.conv_choices = opt.conv_choices;
   }
 
   TuneReport run() {
@@ -91,6 +92,7 @@ class TuneRun {
     phase("finalists", [&] { return finalists(); });
     phase("confirm", [&] { return confirm(); });
     rep_.worker_restarts = worker_->restarts();
+    rep_.conv_choices = setup_.conv_choices;
     quit();
     return std::move(rep_);
   }

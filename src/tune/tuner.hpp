@@ -20,6 +20,7 @@
 
 #include "common/math_mode.hpp"
 #include "spec/problem.hpp"
+#include "tune/protocol.hpp"
 #include "tune/variant_result.hpp"
 
 namespace fusetune::tune {
@@ -55,6 +56,9 @@ struct TuneOptions {
   std::function<void(const TuneReport& report, const std::vector<size_t>& batch)> on_batch;
   // Already-compiled variants (e.g. a stored winner with its CUBIN) run alongside the generated ones.
   std::vector<VariantResult> injected;
+  // cuDNN's algorithm per conv layout to use instead of searching (a stored winner's, so a
+  // re-check runs the configuration that was tuned).
+  ConvChoices conv_choices;
 };
 
 struct TuneReport {
@@ -70,6 +74,7 @@ struct TuneReport {
   std::optional<size_t> cudnn;      // the fastest conv-alone floor
   std::map<std::string, std::vector<std::string>> conv_names;  // variant -> cuDNN algorithm per conv step
   std::vector<std::string> notes;   // e.g. cuDNN algorithms that failed verification
+  ConvChoices conv_choices;         // cuDNN's algorithm per conv layout, as chosen (and verified) in this run
   std::vector<std::pair<std::string, double>> phase_seconds;  // in order
   int confirm_rounds = 0;
   int worker_restarts = 0;
