@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|smoke|bench|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|profile|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default $OUT/run/tuning.db) and its dump $OUT/run/h200.jsonl.
 #   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
@@ -62,6 +62,18 @@ if want tune; then
   fi
   build/fusetune db dump -o "$R/h200.jsonl" && build/fusetune db verify
   build/fusetune query > "$R/query.txt"; cat "$R/query.txt"
+  pack
+fi
+
+if want export; then
+  for math in ${MATHS:-tf32 fp32}; do
+    for p in kernelbench-31 kernelbench-32; do
+      build/fusetune export --preset "$p" --math "$math" --format torch -o "$R/$p-$math.py" || rc=1
+    done
+    stamp "torch export check $math"
+    PYTHONUNBUFFERED=1 python3 bench/check_torch_export.py --m31 "$R/kernelbench-31-$math.py" \
+      --m32 "$R/kernelbench-32-$math.py" --math "$math" 2>&1 | tee -a "$R/export-check.log" | tail -6 || rc=1
+  done
   pack
 fi
 

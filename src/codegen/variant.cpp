@@ -17,7 +17,7 @@ std::string_view candidate_name(Candidate c) {
 }
 
 std::optional<Candidate> candidate_from_name(std::string_view name) {
-  for (Candidate c : {Candidate::unfused, Candidate::cudnn, Candidate::epilogue})
+  for (Candidate c : kCandidates)
     if (candidate_name(c) == name) return c;
   return std::nullopt;
 }

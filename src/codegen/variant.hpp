@@ -18,8 +18,10 @@
 
 namespace fusetune::codegen {
 
-// Which candidate made a variant (README, "Candidates").
+// Which candidate made a variant (README, "Candidates"). A new one goes here and in kCandidates;
+// the compiler then names the switches that must place it (candidate_name, role_of).
 enum class Candidate { unfused, cudnn, epilogue };
+inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn, Candidate::epilogue};
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it
