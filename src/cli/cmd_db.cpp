@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "db/database.hpp"
 
 namespace fusetune::cli {
@@ -35,14 +36,7 @@ int run_db(const DbArgs& args) {
   const std::string action = args.action ? args.action() : "";
   auto database = db::Database::open(path);
   if (action == "dump") {
-    const std::string text = database.dump();
-    if (args.file.empty() || args.file == "-") {
-      fmt::print("{}", text);
-    } else {
-      std::ofstream f(args.file, std::ios::binary);
-      if (!f) throw InputError(fmt::format("cannot write '{}'", args.file));
-      f << text;
-    }
+    write_output_file(args.file.empty() ? "-" : args.file, database.dump());
     return 0;
   }
   if (action == "import") {

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "db/database.hpp"
 #include "export/export.hpp"
 #include "spec/canonical.hpp"
@@ -45,11 +46,9 @@ int run_export(const ExportArgs& args) {
   else text = exporter::export_torch(problem, w);
 
   if (args.output.empty() || args.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    write_stdout(text);
   } else {
-    std::ofstream f(args.output, std::ios::binary);
-    if (!f) throw InputError(fmt::format("cannot write '{}'", args.output));
-    f.write(text.data(), std::streamsize(text.size()));
+    write_output_file(args.output, text);
     fmt::print(stderr, "fusetune: wrote {} ({} bytes): {} measured on {} ({} ms, {:.2f}x vs unfused)\n", args.output,
                text.size(), w.variant_name, w.env.gpu_name, w.time_median_ms, w.speedup_vs_unfused());
   }

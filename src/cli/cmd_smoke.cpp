@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "db/database.hpp"
 #include "tune/smoke.hpp"
 
@@ -49,11 +50,7 @@ int run_smoke(const SmokeArgs& args) {
     j["checks"].push_back({{"name", c.name}, {"outcome", outcome}, {"detail", c.detail}});
   }
   j["summary"] = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}};
-  if (!args.json_file.empty()) {
-    std::ofstream f(args.json_file);
-    if (!f) throw InputError(fmt::format("cannot write --json file '{}'", args.json_file));
-    f << j.dump(2) << "\n";
-  }
+  if (!args.json_file.empty()) write_output_file(args.json_file, j.dump(2) + "\n");
   fmt::print("smoke: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
   return failed ? int(ExitCode::failure) : int(ExitCode::ok);
 }

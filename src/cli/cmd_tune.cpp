@@ -12,6 +12,7 @@
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "db/database.hpp"
 #include "spec/canonical.hpp"
 #include "tune/db_bridge.hpp"
@@ -24,11 +25,7 @@ namespace fusetune::cli {
 
 namespace {
 
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  std::ofstream f(path);
-  if (!f) throw InputError(fmt::format("cannot write --json file '{}'", path));
-  f << j.dump(2) << "\n";
-}
+void write_json_file(const std::string& path, const nlohmann::json& j) { write_output_file(path, j.dump(2) + "\n"); }
 
 std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
 std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }

@@ -3,14 +3,38 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <exception>
 #include <string_view>
 
 #include "cli/commands.hpp"
 #include "common/error.hpp"
+#include "common/output_file.hpp"
 #include "tune/worker_main.hpp"
 
+namespace {
+
+int run(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  using namespace fusetune;
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, which the writers report,
+  // instead of killing the process half-way through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
+  const int code = run(argc, argv);
+  // Whatever went to stdout must have arrived: `fusetune query > /dev/full` is a failure.
+  if (std::string why = finish_stdout(); !why.empty()) {
+    fmt::print(stderr, "fusetune: {}\n", why);
+    return code == 0 ? int(ExitCode::failure) : code;
+  }
+  return code;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   using namespace fusetune;
   // The tuner's GPU worker (tune/worker_client.hpp): not a user command, so not in --help.
   if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main();
@@ -58,3 +82,5 @@ int main(int argc, char** argv) {
   }
   return int(ExitCode::bad_input);
 }
+
+}  // namespace
