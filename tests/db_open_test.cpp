@@ -52,6 +52,9 @@ void expect_refused(const fs::path& p, const std::string& fault) {
     EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
   }
   EXPECT_EQ(read_bytes(p), before) << "the file was modified";
+  // Nothing left beside it either.
+  EXPECT_FALSE(fs::exists(p.string() + "-wal")) << "a -wal file was left beside " << p;
+  EXPECT_FALSE(fs::exists(p.string() + "-shm")) << "a -shm file was left beside " << p;
 }
 
 TEST(DbOpen, CreatesParentDirectoriesAndASchemaInWalMode) {
@@ -151,6 +154,40 @@ TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
   EXPECT_EQ(winners[0].conv_choices, "");
   const Connection c = Connection::open(p.string(), SQLITE_OPEN_READONLY);
   EXPECT_EQ(c.query_int64("PRAGMA user_version"), kSchemaVersion);
+}
+
+// Someone's SQLite file with only a view in it: not ours, whatever its (absent) tables say; its
+// journal mode is not switched to WAL and nothing is created beside it.
+TEST(DbOpen, AForeignFileWithOnlyAViewIsRefusedAndItsJournalModeKept) {
+  tune::TempDir dir("ft-db");
+  const fs::path p = dir.path() / "views.db";
+  {
+    const Connection c = raw(p);
+    c.exec("CREATE VIEW v AS SELECT 1 AS one;");
+  }
+  expect_refused(p, "not a fusetune tuning database");
+  const Connection c = Connection::open_immutable(p.string());
+  EXPECT_EQ(c.query_text("PRAGMA journal_mode"), "delete");
+}
+
+// A fusetune database with one data page overwritten: the schema page is intact, so only
+// reading every page finds it. Refused before anything writes, `db import` included.
+TEST(DbOpen, OursWithADamagedDataPageIsRefusedBeforeAnyWrite) {
+  tune::TempDir dir("ft-db");
+  const fs::path p = dir.path() / "page.db";
+  {
+    auto db = Database::open(p.string());  // the shipped records: many pages
+    const Connection c = raw(p);
+    c.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  fs::remove(p.string() + "-wal");
+  fs::remove(p.string() + "-shm");
+  std::string bytes = read_bytes(p);
+  const size_t page = 4096;
+  ASSERT_GT(bytes.size(), 20 * page);
+  for (size_t i = 10 * page; i < 11 * page; ++i) bytes[i] = char(0xA5 ^ (i & 0xff));  // a data page
+  write_bytes(p, bytes);
+  expect_refused(p, "damaged");
 }
 
 TEST(DbOpen, RandomBytesAreRefusedUntouched) {

@@ -34,7 +34,8 @@ void register_db(CLI::App& app, DbArgs& args) {
 int run_db(const DbArgs& args) {
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
   const std::string action = args.action ? args.action() : "";
-  auto database = db::Database::open(path);
+  // dump and verify only read: a database in a read-only folder still serves them.
+  auto database = db::Database::open(path, db::OpenOptions{.read_only = action == "dump" || action == "verify"});
   if (action == "dump") {
     write_output_file(args.file.empty() ? "-" : args.file, database.dump());
     return 0;

@@ -31,7 +31,7 @@ void register_export(CLI::App& app, ExportArgs& args) {
 int run_export(const ExportArgs& args) {
   const auto problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
-  auto database = db::Database::open(path);
+  auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
   // Newest first: a measured winner replaces a shipped one for the same environment.
   const auto winners = database.winners(spec::problem_key(problem), args.gpu, args.math);
   if (winners.empty())

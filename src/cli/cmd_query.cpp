@@ -69,7 +69,7 @@ int run_query(const QueryArgs& args) {
     what = spec::canonical(p);
   }
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
-  auto database = db::Database::open(path);
+  auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
   const std::optional<std::string> math = args.math.empty() ? std::nullopt : std::optional(args.math);
 
   if (args.all) {

@@ -26,6 +26,20 @@ Connection Connection::open(const std::string& path, int flags) {
   return conn;
 }
 
+Connection Connection::open_immutable(const std::string& path) {
+  // As a URI: characters that mean something in one are escaped.
+  std::string uri = "file:";
+  for (const char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+    } else {
+      uri += ch;
+    }
+  }
+  uri += "?mode=ro&immutable=1";
+  return open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
 void Connection::exec(std::string_view sql) const {
   // sqlite3_exec needs a NUL-terminated string; string_view does not promise one.
   const std::string text(sql);

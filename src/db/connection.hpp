@@ -16,6 +16,10 @@ class Connection {
   // flags: SQLITE_OPEN_READONLY, or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE. Throws
   // SqliteError naming the path when SQLite refuses.
   static Connection open(const std::string& path, int flags);
+  // Read-only, and told the file cannot change while open (SQLite's `immutable`): no locks, and
+  // no -wal or -shm file is ever created beside it. For looking at a file that may not be ours,
+  // and for a database in a folder nobody can write.
+  static Connection open_immutable(const std::string& path);
 
   [[nodiscard]] sqlite3* get() const noexcept { return db_.get(); }
 

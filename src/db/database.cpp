@@ -138,6 +138,42 @@ int64_t upsert_problem(const Connection& conn, const std::string& key, const std
 
 std::string or_now(const std::string& created_at) { return created_at.empty() ? utc_now_iso8601() : created_at; }
 
+// A private in-memory copy of `src` (SQLite's backup API reads one consistent snapshot),
+// brought to the current schema: reading or merging another file never writes it.
+Connection snapshot_in_memory(const Connection& src, int version) {
+  Connection mem = Connection::open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  {
+    std::unique_ptr<sqlite3_backup, decltype(&sqlite3_backup_finish)> backup(
+        sqlite3_backup_init(mem.get(), "main", src.get(), "main"), &sqlite3_backup_finish);
+    if (!backup) detail::throw_sqlite_error(mem.get(), sqlite3_errcode(mem.get()), "sqlite3_backup_init", FUSETUNE_FILE, __LINE__);
+    FT_SQLITE_CALL(mem.get(), sqlite3_backup_step(backup.get(), -1));
+  }
+  if (version < kSchemaVersion) {
+    Transaction txn(mem);
+    migrate(mem, version);
+    txn.commit();
+  }
+  return mem;
+}
+
+// An existing database of ours, read-only: an ordinary read-only connection (it respects other
+// processes' locks), or, when even that cannot open (a WAL file in a folder where its -shm
+// cannot be made), an immutable one: nobody can be writing it then either.
+Connection open_for_reading(const std::string& path, int version) {
+  std::optional<Connection> conn;
+  try {
+    conn.emplace(Connection::open(path, SQLITE_OPEN_READONLY));
+    FT_SQLITE_CALL(conn->get(), sqlite3_busy_timeout(conn->get(), kBusyTimeoutMs));
+    (void)conn->query_int64("SELECT COUNT(*) FROM sqlite_master");  // a WAL file needs its -shm here
+  } catch (const SqliteError&) {
+    conn.reset();
+    conn.emplace(Connection::open_immutable(path));
+  }
+  if (version < kSchemaVersion) return snapshot_in_memory(*conn, version);
+  conn->exec("PRAGMA foreign_keys = ON");
+  return std::move(*conn);
+}
+
 }  // namespace
 
 Database Database::open(const std::string& path, const OpenOptions& options) {
@@ -147,7 +183,14 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
     if (ec) throw InputError(fmt::format("tuning database {}: cannot create {} ({})", path, parent.string(), ec.message()));
-    (void)check_database_file(path);  // throws for anything that is not ours to write
+    const FileCheck check = check_database_file(path);  // throws for anything that is not ours
+    if (options.read_only && !check.fresh) {
+      try {
+        return Database(open_for_reading(path, check.version), path);
+      } catch (const SqliteError& e) {
+        throw InputError(fmt::format("tuning database {}: cannot read it ({})", path, sqlite3_errstr(e.result())));
+      }
+    }
   }
   std::optional<Connection> conn;
   try {
@@ -155,8 +198,14 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
   } catch (const SqliteError& e) {
     throw InputError(fmt::format("tuning database {}: cannot open it ({})", path, e.what()));
   }
-  configure(*conn);
-  prepare_schema(*conn, path, options);
+  try {
+    configure(*conn);
+    prepare_schema(*conn, path, options);
+  } catch (const SqliteError& e) {
+    // The file is ours and intact (checked above): what failed is writing it (a read-only file
+    // or folder, a full disk). Commands that only read open it read-only instead.
+    throw InputError(fmt::format("tuning database {}: cannot write it ({})", path, sqlite3_errstr(e.result())));
+  }
   return Database(std::move(*conn), path);
 }
 
@@ -274,22 +323,9 @@ void Database::merge_from(const std::string& other_path) {
   const FileCheck check = check_database_file(other_path, role);
   if (check.fresh) return;  // an empty file: nothing to add
 
-  // A private in-memory copy (SQLite's backup API reads one consistent snapshot), so the
-  // other file is only ever read, even when its schema is older and needs migrating first.
-  const Connection mem = Connection::open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  {
-    const Connection src = Connection::open(other_path, SQLITE_OPEN_READONLY);
-    FT_SQLITE_CALL(src.get(), sqlite3_busy_timeout(src.get(), kBusyTimeoutMs));
-    std::unique_ptr<sqlite3_backup, decltype(&sqlite3_backup_finish)> backup(
-        sqlite3_backup_init(mem.get(), "main", src.get(), "main"), &sqlite3_backup_finish);
-    if (!backup) detail::throw_sqlite_error(mem.get(), sqlite3_errcode(mem.get()), "sqlite3_backup_init", FUSETUNE_FILE, __LINE__);
-    FT_SQLITE_CALL(mem.get(), sqlite3_backup_step(backup.get(), -1));
-  }
-  if (check.version < kSchemaVersion) {
-    Transaction txn(mem);
-    migrate(mem, check.version);
-    txn.commit();
-  }
+  // A private in-memory copy, so the other file is only ever read, even when its schema is
+  // older and needs migrating first.
+  const Connection mem = snapshot_in_memory(open_for_reading(other_path, kSchemaVersion), check.version);
   if (const VerifyReport report = verify_database(mem); !report.ok) {
     throw InputError(fmt::format("{} {}: fails verification: {}{}", role, other_path, report.problems.front(),
                                  report.problems.size() > 1

@@ -29,6 +29,11 @@ struct OpenOptions {
   // A new database gets the records in tuning_db/shipped (embedded), marked shipped = 1, so
   // query and export work out of the box. Tests turn it off to start from nothing.
   bool load_shipped = true;
+  // For commands that only read (query, export, db dump, db verify): an existing file is opened
+  // read-only, so a database in a folder nobody may write still opens, and an older schema is
+  // migrated in a private in-memory copy instead of in the file. A missing file is created as
+  // usual (with the shipped records).
+  bool read_only = false;
 };
 
 class Database {

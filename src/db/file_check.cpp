@@ -30,6 +30,49 @@ std::string list(const std::vector<std::string>& names) {
   return s;
 }
 
+// SQLite's quick_check (every page of every table and index read and checked, which the
+// schema table alone does not reach): "" when it passes. Immutable first, so nothing is
+// created beside the file; a fault seen that way is confirmed through an ordinary read-only
+// connection, whose locks keep a writer in another process from showing as corruption.
+std::string quick_check(const std::string& path) {
+  const auto run = [](const Connection& c) {
+    sqlite3_busy_timeout(c.get(), 10000);
+    Statement s(c, "PRAGMA quick_check");
+    std::string first;
+    int faults = 0;
+    while (s.step()) {
+      const std::string row = s.column_text(0);
+      if (row == "ok") continue;
+      if (faults++ == 0) first = row;
+    }
+    // SQLite's report may span lines: one line, controls as spaces, at most 120 characters.
+    first = first.substr(0, first.find('\n')).substr(0, 120);
+    for (char& ch : first)
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+    return faults == 0 ? std::string() : fmt::format("{} ({} fault(s))", first, faults);
+  };
+  try {
+    if (run(Connection::open_immutable(path)).empty()) return "";
+  } catch (const SqliteError& e) {
+    (void)e;  // confirmed below
+  }
+  const auto had = [&](const char* suffix) { return std::filesystem::exists(path + suffix); };
+  const bool had_wal = had("-wal"), had_shm = had("-shm");
+  std::string fault;
+  try {
+    fault = run(Connection::open(path, SQLITE_OPEN_READONLY));
+  } catch (const SqliteError& e) {
+    fault = sqlite3_errstr(e.result());
+  }
+  // A refused file keeps nothing of ours beside it: an empty -wal and the -shm this check made.
+  std::error_code ec;
+  if (!fault.empty() && !had_wal && std::filesystem::file_size(path + "-wal", ec) == 0 && !ec) {
+    std::filesystem::remove(path + "-wal", ec);
+    if (!had_shm) std::filesystem::remove(path + "-shm", ec);
+  }
+  return fault;
+}
+
 }  // namespace
 
 FileCheck check_database_file(const std::string& path, const std::string& role) {
@@ -57,13 +100,16 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
   int version = 0;
   int32_t app_id = 0;
   std::vector<std::string> tables;
+  int64_t objects = 0;
   try {
-    const Connection ro = Connection::open(path, SQLITE_OPEN_READONLY);
-    sqlite3_busy_timeout(ro.get(), 10000);
+    // Immutable: nothing is locked or created beside the file, whoever it belongs to.
+    const Connection ro = Connection::open_immutable(path);
     // Reading the whole schema table walks its b-tree: a damaged page shows up here.
     Statement s(ro, "SELECT type, name FROM sqlite_master ORDER BY rowid");
-    while (s.step())
+    while (s.step()) {
+      ++objects;
       if (s.column_text(0) == "table" && s.column_text(1).rfind("sqlite_", 0) != 0) tables.push_back(s.column_text(1));
+    }
     version = static_cast<int>(ro.query_int64("PRAGMA user_version"));
     app_id = static_cast<int32_t>(ro.query_int64("PRAGMA application_id"));
   } catch (const SqliteError& e) {
@@ -73,7 +119,9 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
   }
 
   if (app_id != kApplicationId) {
-    if (tables.empty() && version == 0 && app_id == 0) return {.fresh = true};
+    // Only a file with nothing in it at all is ours to fill: a view, an index or a trigger is
+    // somebody's.
+    if (objects == 0 && version == 0 && app_id == 0) return {.fresh = true};
     throw bad(fmt::format("not a fusetune tuning database (an SQLite file with {}, user_version {}, application_id {})",
                           tables.empty() ? std::string("no tables") : "tables " + list(tables), version, app_id));
   }
@@ -88,6 +136,7 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
       if (std::find(tables.begin(), tables.end(), t.name) == tables.end()) missing.push_back(t.name);
     if (!missing.empty()) throw bad("damaged: missing table(s) " + list(missing));
   }
+  if (std::string fault = quick_check(path); !fault.empty()) throw bad("damaged: " + fault);
   return {.fresh = false, .version = version};
 }
 
