@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -9,6 +10,9 @@
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "db/database.hpp"
+#include "trust/database_check.hpp"
+#include "trust/provenance.hpp"
+#include "trust/record_check.hpp"
 
 namespace fusetune::cli {
 
@@ -22,7 +26,11 @@ void register_db(CLI::App& app, DbArgs& args) {
   import->add_option("file", args.file, "a file written by `db dump`")->required();
   auto* merge = cmd->add_subcommand("merge", "add the records of another database (newer records win)");
   merge->add_option("other", args.file, "another fusetune database")->required();
-  auto* verify = cmd->add_subcommand("verify", "check integrity, schema version and tables");
+  for (auto* sub : {import, merge})
+    sub->add_flag("--trust", args.trust,
+                  "keep winners whose generated code this fusetune cannot trace to itself (README: \"Untrusted "
+                  "records\")");
+  auto* verify = cmd->add_subcommand("verify", "check integrity, schema version, tables and every record");
   for (auto* sub : {dump, import, merge, verify}) sub->add_option("--db", args.db, "tuning database");
   args.action = [cmd]() -> std::string {
     for (const char* name : {"dump", "import", "merge", "verify"})
@@ -44,16 +52,45 @@ int run_db(const DbArgs& args) {
     std::ifstream f(args.file, std::ios::binary);
     if (!f) throw InputError(fmt::format("cannot read '{}'", args.file));
     const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    // Staged in memory and checked whole first: a refused dump leaves the database as it was.
+    auto staged = db::Database::open(":memory:", db::OpenOptions{.load_shipped = false});
+    staged.import_dump(text);
+    if (std::string why = trust::check_records(staged, !args.trust); !why.empty())
+      throw InputError(fmt::format("{}: refused: {}", args.file, why));
     database.import_dump(text);
     fmt::print("imported {} into {}\n", args.file, path);
     return 0;
   }
   if (action == "merge") {
+    if (!std::filesystem::exists(args.file)) throw InputError(fmt::format("database to merge {}: no such file", args.file));
+    {
+      const auto other = db::Database::open(args.file, db::OpenOptions{.load_shipped = false, .read_only = true});
+      if (std::string why = trust::check_records(other, !args.trust); !why.empty())
+        throw InputError(fmt::format("database to merge {}: refused: {}", args.file, why));
+    }
     database.merge_from(args.file);
     fmt::print("merged {} into {}\n", args.file, path);
     return 0;
   }
-  const auto report = database.verify();
+  auto report = database.verify();
+  if (report.ok) {
+    // The records themselves, as import would check them: a record that is malformed, or whose
+    // code claims this fusetune's templates but differs from what it generates, fails; code from
+    // other templates or another NVRTC is only noted (it is what an upgrade leaves behind).
+    if (std::string why = trust::check_records(database, false); !why.empty()) report.problems.push_back(why);
+    for (const auto& w : database.winners(std::nullopt, "", std::nullopt)) {
+      if (!trust::check_winner(w).empty()) continue;
+      const trust::Provenance prov = trust::check_provenance(w);
+      if (prov.traced()) continue;
+      const std::string line = fmt::format("winner {} {} {}: {}", trust::printable(w.problem_key, 20),
+                                           trust::printable(w.math, 8), trust::printable(w.variant_name, 60), prov.why);
+      if (prov.verdict == trust::Provenance::Verdict::forged)
+        report.problems.push_back(line);
+      else
+        fmt::print("note: {}\n", line);
+    }
+    report.ok = report.problems.empty();
+  }
   for (const auto& p : report.problems) fmt::print("problem: {}\n", p);
   fmt::print("{}: {}\n", path, report.ok ? "ok" : "FAILED");
   return report.ok ? 0 : int(ExitCode::failure);

@@ -13,6 +13,8 @@
 #include "export/export.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
+#include "trust/provenance.hpp"
+#include "trust/record_check.hpp"
 
 namespace fusetune::cli {
 
@@ -26,6 +28,9 @@ void register_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("--gpu", args.gpu, "winner measured on a GPU whose name contains this text");
   cmd->add_option("--math", args.math, "tf32 | fp32")->check(CLI::IsMember({"tf32", "fp32"}))->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
+  cmd->add_flag("--trust", args.trust,
+                "export a winner whose generated code this fusetune cannot trace to itself (README: \"Untrusted "
+                "records\")");
 }
 
 int run_export(const ExportArgs& args) {
@@ -38,6 +43,14 @@ int run_export(const ExportArgs& args) {
     throw NotFoundError(fmt::format("no {} winner stored for {}{} in {}", args.math, spec::canonical(problem),
                                     args.gpu.empty() ? "" : " on a GPU matching '" + args.gpu + "'", path));
   const auto& w = winners.front();
+  // The database is input like any other: the record is checked, and its code must be what this
+  // fusetune generates (or the user says they trust it) before it becomes a file to compile.
+  std::string why = trust::check_winner(w);
+  if (why.empty() && !args.trust) {
+    const trust::Provenance prov = trust::check_provenance(w);
+    if (!prov.traced()) why = prov.why + " (--trust exports it anyway)";
+  }
+  if (!why.empty()) throw InputError(fmt::format("the stored winner for {} is refused: {}", spec::canonical(problem), why));
 
   std::string text;
   if (args.format == "cu") text = exporter::export_cu(problem, w);

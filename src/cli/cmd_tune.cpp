@@ -14,10 +14,11 @@
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "db/database.hpp"
-#include "spec/canonical.hpp"
-#include "tune/db_bridge.hpp"
 #include "gpu/driver_api.hpp"
+#include "spec/canonical.hpp"
 #include "spec/presets.hpp"
+#include "trust/record_check.hpp"
+#include "tune/db_bridge.hpp"
 #include "tune/report_json.hpp"
 #include "tune/tuner.hpp"
 
@@ -191,8 +192,9 @@ int run_tune(const TuneArgs& args) {
     fmt::print("problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
                "  {} ({})  {:.3f} ms median  {:.2f}x vs unfused {:.3f} ms  {:.2f}x vs cudnn conv alone {:.3f} ms\n"
                "(fusetune tune --force re-tunes; fusetune query shows every result)\n",
-               w.canonical, w.problem_key, w.env.gpu_name, w.created_at, w.shipped ? ", shipped" : "", w.variant_name,
-               w.candidate, w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
+               w.canonical, w.problem_key, trust::printable(w.env.gpu_name), trust::printable(w.created_at, 40),
+               w.shipped ? ", shipped" : "", trust::printable(w.variant_name), trust::printable(w.candidate, 32),
+               w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
                w.cudnn_median_ms);
     if (!args.json_file.empty())
       write_json_file(args.json_file,

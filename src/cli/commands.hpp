@@ -67,6 +67,7 @@ struct ExportArgs {
   std::string gpu;
   std::string math = "tf32";
   std::string db;
+  bool trust = false;  // export a winner whose code cannot be traced to this fusetune
 };
 void register_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args);
@@ -75,6 +76,7 @@ struct DbArgs {
   std::string db;
   std::string file;
   std::function<std::string()> action;  // which of dump|import|merge|verify was given
+  bool trust = false;  // import/merge winners whose code cannot be traced to this fusetune
 };
 void register_db(CLI::App& app, DbArgs& args);
 int run_db(const DbArgs& args);

@@ -77,6 +77,9 @@ std::string comment_block(const std::vector<std::string>& lines, const std::stri
   for (const auto& line : lines) {
     std::string l = prefix + line;
     while (!l.empty() && l.back() == ' ') l.pop_back();
+    // A line of a C++ comment ending in a backslash continues onto the next line: free text
+    // from a record (a GPU name, an algorithm label) must not swallow the line after it.
+    if (!l.empty() && l.back() == '\\') l += " (sic)";
     out += l + "\n";
   }
   return out;

@@ -6,6 +6,7 @@
 
 #include "codegen/embedded_templates.hpp"
 #include "codegen/variant_json.hpp"
+#include "common/error.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/cudnn_version.hpp"
 #include "tune/protocol.hpp"
@@ -93,6 +94,19 @@ VariantResult injected_from_winner(const db::WinnerRecord& w) {
   r.compile.cubin = w.cubin;
   r.compile.ptx = w.ptx;
   r.compile.options = w.compile_options;
+  if (!r.variant.source.empty() && w.cubin.empty()) {
+    // A record without its binary (a dump trimmed by hand, a record from a build that did not
+    // keep it): compiled here as the tuner would have, for the GPU it was measured on.
+    gpu::CompileOptions o;
+    o.arch = w.env.arch();
+    o.strict_fp32 = w.math == "fp32";
+    gpu::CompileResult cr = gpu::compile_cuda(r.variant.source, r.variant.name + ".cu", o);
+    if (!cr.ok())
+      throw Error(ExitCode::failure, fmt::format("{} does not compile for {}", r.variant.name, o.arch));
+    r.compile.cubin = std::move(cr.cubin);
+    r.compile.ptx = std::move(cr.ptx);
+    r.compile.options = fmt::format("{}", fmt::join(cr.options, " "));
+  }
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "codegen/embedded_templates.hpp"
 #include "codegen/generate.hpp"
@@ -21,6 +22,8 @@
 #include "tune/db_bridge.hpp"
 #include "tune/temp_dir.hpp"
 #include "tune/timing_stats.hpp"
+#include "trust/provenance.hpp"
+#include "trust/record_check.hpp"
 #include "tune/tuner.hpp"
 
 namespace fusetune::tune {
@@ -28,6 +31,23 @@ namespace fusetune::tune {
 namespace {
 
 using Outcome = SmokeCheck::Outcome;
+
+// A stored winner is exported or run only when its record is sound and its code is this
+// fusetune's: a database is input, and a CUBIN is code. One from other kernel templates or
+// another NVRTC cannot be checked here and is skipped (a re-tune replaces it); one that claims
+// this fusetune's templates but whose code differs has been changed, and fails.
+struct Refusal {
+  Outcome outcome;
+  std::string detail;
+};
+std::optional<Refusal> refusal(const db::WinnerRecord& w) {
+  if (std::string why = trust::check_winner(w); !why.empty()) return Refusal{Outcome::failed, "refused: " + why};
+  const trust::Provenance prov = trust::check_provenance(w);
+  if (prov.verdict == trust::Provenance::Verdict::untraceable)
+    return Refusal{Outcome::skipped, prov.why + "; fusetune tune --force re-tunes it"};
+  if (!prov.traced()) return Refusal{Outcome::failed, "refused: " + prov.why};
+  return std::nullopt;
+}
 
 // Tiny problems that together use every op and every reduction.
 const std::vector<std::string> kTinySpecs = {
@@ -254,10 +274,19 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
   });
 
   const auto winners = database->winners(std::nullopt, "", std::nullopt);
+  std::vector<std::optional<Refusal>> refused;
+  if (want("exports") || want("winners"))
+    for (const auto& w : winners) refused.push_back(refusal(w));
   const bool nvcc = have_nvcc();
-  for (const auto& w : winners) {
+  for (size_t i = 0; i < winners.size(); ++i) {
     if (!want("exports")) break;
-    const std::string name = fmt::format("export of {} {} ({}) compiles", w.problem_key, w.math, w.env.gpu_name);
+    const auto& w = winners[i];
+    const std::string name = fmt::format("export of {} {} ({}) compiles", trust::printable(w.problem_key, 20),
+                                         trust::printable(w.math, 8), trust::printable(w.env.gpu_name, 60));
+    if (refused[i]) {
+      add({name, refused[i]->outcome, refused[i]->detail});
+      continue;
+    }
     if (!nvcc) {
       add({name, Outcome::skipped, "nvcc not on PATH"});
       continue;
@@ -302,10 +331,16 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
   }
 
   const std::string gpu_name = gpu::query_device(0).name;
-  for (const auto& w : winners) {
+  for (size_t i = 0; i < winners.size(); ++i) {
     if (!want("winners")) break;
+    const auto& w = winners[i];
     if (w.env.gpu_name != gpu_name) continue;
-    const std::string name = fmt::format("stored winner {} {} ({})", w.problem_key, w.math, w.variant_name);
+    const std::string name = fmt::format("stored winner {} {} ({})", trust::printable(w.problem_key, 20),
+                                         trust::printable(w.math, 8), trust::printable(w.variant_name, 60));
+    if (refused[i]) {
+      add({name, refused[i]->outcome, refused[i]->detail});
+      continue;
+    }
     guarded(name, [&] { return check_winner(w, name, opt); });
   }
   return checks;

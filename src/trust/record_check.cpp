@@ -1,0 +1,145 @@
+#include "trust/record_check.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/variant_check.hpp"
+#include "codegen/variant_json.hpp"
+#include "common/error.hpp"
+#include "spec/canonical.hpp"
+#include "spec/parser.hpp"
+#include "tune/protocol.hpp"
+#include "tune/status.hpp"
+
+namespace fusetune::trust {
+
+namespace {
+
+// Free text fusetune prints (GPU names, reasons, compiler logs): bounded, no control
+// characters other than newline and tab in logs.
+bool plain_text(const std::string& s, size_t max, bool multiline = false) {
+  if (s.size() > max) return false;
+  return std::all_of(s.begin(), s.end(), [&](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (multiline && (c == '\n' || c == '\t')) return true;
+    return c >= 0x20 && c != 0x7f;
+  });
+}
+
+// Version strings and hashes: "13.0", "9.19.0", "aa58678e4845ff89".
+bool token(const std::string& s, size_t max) {
+  return !s.empty() && s.size() <= max && std::all_of(s.begin(), s.end(), [](char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '.' || ch == '-' ||
+           ch == '_';
+  });
+}
+
+bool time_like(double v) { return std::isnan(v) || (std::isfinite(v) && v >= 0 && v < 1e9); }
+bool figure_like(double v) { return std::isnan(v) || v >= 0; }  // error figures may be infinite
+
+bool known_math(const std::string& m) { return m == "tf32" || m == "fp32"; }
+
+// The problem a record names: its canonical spec parses, is canonical, and hashes to its key.
+std::string check_problem(const std::string& key, const std::string& canonical) {
+  if (canonical.size() > 4096) return "problem spec longer than 4096 characters";
+  try {
+    const spec::Problem p = spec::parse(canonical);
+    if (spec::canonical(p) != canonical) return "problem spec is not in canonical form";
+    if (spec::problem_key(p) != key) return fmt::format("problem key {} is not the spec's", printable(key, 20));
+  } catch (const InputError& e) {
+    return fmt::format("problem spec does not parse ({})", printable(e.what()));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, size_t max) {
+  std::string out;
+  for (char ch : text) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    out += c < 0x20 || c == 0x7f ? '?' : ch;
+  }
+  return out;
+}
+
+std::string check_environment(const db::Environment& e) {
+  if (!plain_text(e.gpu_name, 128) || e.gpu_name.empty()) return "GPU name is empty, too long or has control characters";
+  if (e.cc_major < 1 || e.cc_major > 20 || e.cc_minor < 0 || e.cc_minor > 9) return "compute capability out of range";
+  if (e.sm_count < 1 || e.sm_count > 100000) return "SM count out of range";
+  if (e.mem_bytes < 0) return "memory size is negative";
+  for (const auto& [name, value] : {std::pair{"driver", e.driver}, {"CUDA runtime", e.cuda_runtime},
+                                    {"NVRTC", e.nvrtc}, {"cuDNN", e.cudnn}, {"templates hash", e.templates_hash}})
+    if (!token(value, 32)) return fmt::format("{} version '{}' is not a version", name, printable(value, 32));
+  return "";
+}
+
+std::string check_result(const db::ResultRecord& r) {
+  if (std::string e = check_problem(r.problem_key, r.canonical); !e.empty()) return e;
+  if (!known_math(r.math)) return "math is neither tf32 nor fp32";
+  if (!codegen::candidate_from_name(r.candidate)) return fmt::format("unknown candidate '{}'", printable(r.candidate, 32));
+  if (!codegen::is_variant_name(r.variant_name)) return "variant name is not a name";
+  try {
+    const auto params = nlohmann::json::parse(r.params_json);
+    if (!params.is_object() || params.size() > 64) return "parameters are not an object of at most 64 entries";
+    for (const auto& [k, v] : params.items())
+      if (!codegen::is_identifier(k, 32) || !v.is_number_integer()) return "a parameter is not name = integer";
+  } catch (const nlohmann::json::exception&) {
+    return "parameters are not JSON";
+  }
+  if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", printable(r.status, 32));
+  if (!plain_text(r.reason, 4096, true) || !plain_text(r.log_excerpt, 65536, true))
+    return "reason or compiler log too long or with control characters";
+  if (r.registers < -1 || r.registers > 65536 || r.spills < 0 || r.time_count < 0) return "a count is out of range";
+  for (double v : {r.time_min_ms, r.time_median_ms, r.time_max_ms, r.kernel_median_ms, r.gbps, r.pct_copy})
+    if (!time_like(v)) return "a time or rate is negative or not finite";
+  for (double v : {r.max_abs, r.max_rel, r.rel_l2, r.worst_ratio, r.rel_l2_limit})
+    if (!figure_like(v)) return "an error figure is negative";
+  if (!r.time_round.empty() && r.time_round != "first pass" && r.time_round != "finalists" &&
+      r.time_round != "confirmation")
+    return "unknown timing round";
+  return "";
+}
+
+std::string check_winner(const db::WinnerRecord& w) {
+  if (std::string e = check_environment(w.env); !e.empty()) return e;
+  if (std::string e = check_problem(w.problem_key, w.canonical); !e.empty()) return e;
+  if (!known_math(w.math)) return "math is neither tf32 nor fp32";
+  if (!codegen::is_variant_name(w.variant_name)) return "variant name is not a name";
+  if (w.variant_json.size() > (size_t(16) << 20) || w.cubin.size() > (size_t(16) << 20) ||
+      w.ptx.size() > (size_t(16) << 20))
+    return "variant, CUBIN or PTX larger than 16 MiB";
+  if (!plain_text(w.compile_options, 4096) || !plain_text(w.cudnn_algo, 512) || !plain_text(w.created_at, 64))
+    return "compile options, cuDNN algorithm or date too long or with control characters";
+  for (double v : {w.time_median_ms, w.time_spread, w.unfused_median_ms, w.cudnn_median_ms})
+    if (!time_like(v)) return "a time is negative or not finite";
+  if (!w.conv_choices.empty()) {
+    try {
+      for (const auto& [layout, ch] : tune::conv_choices_from_json(nlohmann::json::parse(w.conv_choices)))
+        if (layout < 0 || layout > 1 || !plain_text(ch.label, 128)) return "cuDNN algorithm choices out of range";
+    } catch (const std::exception&) {
+      return "cuDNN algorithm choices are not the JSON fusetune writes";
+    }
+  }
+  codegen::Variant v;
+  try {
+    v = codegen::variant_from_json(nlohmann::json::parse(w.variant_json));
+  } catch (const nlohmann::json::exception&) {
+    return "its variant is not JSON";
+  } catch (const InputError& e) {
+    return printable(e.what(), 200);
+  }
+  if (v.name != w.variant_name) return "its variant is not the one the record names";
+  if (codegen::candidate_name(v.candidate) != w.candidate) return "its candidate is not its variant's";
+  if (std::string bad = codegen::check_variant(v, spec::parse(w.canonical)); !bad.empty()) return printable(bad, 200);
+  return "";
+}
+
+}  // namespace fusetune::trust

@@ -1,0 +1,47 @@
+#pragma once
+// Runs the built fusetune binary as a user's shell would, for the command-line tests.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace fusetune::testing {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// `args` is pasted into a shell command line after the binary: quote as a user would.
+inline Run run(const std::string& args, const std::string& env = "") {
+  // ctest runs tests as parallel processes: one stderr file per process and call.
+  static int calls = 0;
+  const std::string err_file = ::testing::TempDir() + "cli_stderr." + std::to_string(getpid()) + "." +
+                               std::to_string(calls++) + ".txt";
+  const std::string cmd = env + (env.empty() ? "" : " ") + FUSETUNE_BINARY + " " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* f = fopen(err_file.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
+    fclose(f);
+  }
+  std::remove(err_file.c_str());
+  return r;
+}
+
+inline size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace fusetune::testing
