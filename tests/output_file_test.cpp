@@ -174,6 +174,28 @@ TEST_F(FullDisk, DumpAndExportsOnAFullTmpfsFailWithOneLineAndLeaveTheOldFile) {
   }
 }
 
+TEST_F(FullDisk, TuneJsonOnAFullTmpfsFailsAndLeavesTheOldFile) {
+  // A whole tune through the command line, its worker the GPU-free fake one (tests/fake_worker.cpp):
+  // the table is printed and the database written, and the --json report (about 80 KB) does not fit.
+  if (std::system("unshare -m sh -c 'mount -t tmpfs -o size=4k tmpfs /mnt' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root and unshare -m); the writer's own test covers it";
+  const fs::path log = dir_.path() / "log.txt";
+  const std::string script = "d=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs $d && echo previous > $d/out && "
+                             "FUSETUNE_TEST_WORKER=" FUSETUNE_FAKE_WORKER " " FUSETUNE_BINARY
+                             " tune \"conv2d(n=1,c=4,h=9,w=7,k=3,r=3,pad=1) | relu\" --force --db " +
+                             db_ + " --json $d/out >/dev/null 2>" + log.string() + "; echo exit=$?; cat $d/out; ls -A $d";
+  const std::string cmd = "unshare -m sh -c '" + script + "'";
+  std::string got;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) got.append(buf.data(), n);
+  pclose(p);
+  const std::string err = read(log);
+  EXPECT_EQ(got, "exit=1\nprevious\nout\n") << err;
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+}
+
 TEST_F(FullDisk, StandardOutputOnAFullDeviceIsAFailure) {
   for (const std::string args :
        {"db dump", "query", "query --format json", "query --format csv", "export --preset kernelbench-32 --format cu"}) {

@@ -135,10 +135,14 @@ int run_tune(const TuneArgs& args) {
   // Input first, then the database (a bad file is exit 2), then the GPU (exit 3).
   const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
   db::Database database = db::Database::open(db_path);
+  // TEST-ONLY: a worker that speaks the protocol without a GPU (tests/fake_worker.cpp), so this
+  // command's own outputs (table, --json, database writes) are tested on machines without one.
+  const char* test_worker = std::getenv("FUSETUNE_TEST_WORKER");
   std::string why;
-  if (!gpu::driver_available(&why)) throw NoGpuError(why);
+  if (test_worker == nullptr && !gpu::driver_available(&why)) throw NoGpuError(why);
 
   tune::TuneOptions opt;
+  if (test_worker != nullptr) opt.worker_exe = test_worker;
   opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
