@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gpu/driver_api.hpp"
+#include "tune/temp_dir.hpp"
 
 namespace {
 
@@ -111,6 +112,53 @@ TEST(Cli, BadSpecBeatsMissingGpu) {
   // Input is checked before the GPU: a bad spec is exit 2 even on a machine without one.
   auto r = run("tune 'conv2d(n=0,c=1,h=3,w=3,k=1,r=1)'");
   EXPECT_EQ(r.code, 2) << r.err;
+}
+
+// Every numeric flag of every command is checked when the command line is parsed: exit 2 before
+// anything runs (no database opened, no GPU looked for), one short line naming the flag and its
+// range in plain numbers.
+TEST(Cli, NumericFlagsOutOfRangeAreRefusedWhenParsed) {
+  struct Case {
+    std::string args, flag, range;
+  };
+  const std::string tune = "tune --preset kernelbench-31 --db /nonexistent-dir/never.db ";
+  const std::string timeout_range = "must be a number of seconds > 0 and <= 86400";
+  const Case cases[] = {
+      {tune + "--timeout 0", "--timeout", timeout_range},
+      {tune + "--timeout -5", "--timeout", timeout_range},
+      {tune + "--timeout nan", "--timeout", timeout_range},
+      {tune + "--timeout inf", "--timeout", timeout_range},
+      {tune + "--timeout 1e9", "--timeout", timeout_range},
+      {tune + "--timeout 10s", "--timeout", timeout_range},
+      {tune + "--top-k -1", "--top-k", "must be an integer from 1 to 1000"},
+      {tune + "--top-k 0", "--top-k", "must be an integer from 1 to 1000"},
+      {tune + "--device -1", "--device", "must be an integer from 0 to 1023"},
+      {tune + "--budget 0", "--budget", "must be an integer from 1 to 1000000"},
+      {tune + "--budget 1000001", "--budget", "must be an integer from 1 to 1000000"},
+      {tune + "--budget 99999999999999999999999999999999", "--budget", "must be an integer from 1 to 1000000"},
+      {tune + "--budget 2.5", "--budget", "must be an integer from 1 to 1000000"},
+      {tune + "--jobs 0", "--jobs", "must be an integer from 1 to 1024"},
+      {"compile --preset kernelbench-31 --jobs 0", "--jobs", "must be an integer from 1 to 1024"},
+      {"compile --preset kernelbench-31 -j -1", "--jobs", "must be an integer from 1 to 1024"},
+      {"smoke --db /nonexistent-dir/never.db --jobs 100000", "--jobs", "must be an integer from 1 to 1024"},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << c.args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("fusetune: " + c.flag + ": " + c.range + ", got '", 0), 0u) << c.args << ": " << r.err;
+    EXPECT_LT(r.err.size(), 200u) << c.args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << c.args;
+  }
+}
+
+TEST(Cli, NumericFlagsInRangeAreTaken) {
+  std::string why;
+  if (fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "a GPU driver is present: tune would run";
+  const fusetune::tune::TempDir dir("ft-cli");
+  auto r = run("tune --preset kernelbench-31 --timeout 0.5 --top-k 1 --device 0 --strategy random --budget 1000000 "
+               "-j 2 --db " + (dir.path() / "t.db").string());
+  EXPECT_EQ(r.code, 3) << "parsed, then stopped for want of a GPU: " << r.err;
 }
 
 }  // namespace

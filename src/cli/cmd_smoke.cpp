@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "tune/smoke.hpp"
@@ -17,7 +18,8 @@ void register_smoke(CLI::App& app, SmokeArgs& args) {
   auto* cmd = app.add_subcommand("smoke", "CI check: everything compiles, the database works, winners still win");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_option("--json", args.json_file, "also write the checks as JSON to this file");
-  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
+      ->check(integer_in(1, kMaxJobs));
   cmd->add_option("--checks", args.checks, "only these groups: compile,database,exports,gpu-tiny,winners")
       ->delimiter(',')
       ->check(CLI::IsMember({"compile", "database", "exports", "gpu-tiny", "winners"}));

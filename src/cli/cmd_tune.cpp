@@ -11,6 +11,7 @@
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 #include "spec/canonical.hpp"
@@ -120,15 +121,19 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--strategy", args.strategy, "exhaustive (every variant) | random (--budget variants)")
       ->check(CLI::IsMember({"exhaustive", "random"}))
       ->capture_default_str();
-  cmd->add_option("--budget", args.budget, "random: how many generated variants to run")->check(CLI::PositiveNumber);
-  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
-  cmd->add_option("--device", args.device, "GPU ordinal")->capture_default_str();
+  cmd->add_option("--budget", args.budget, "random: how many generated variants to run")
+      ->check(integer_in(1, kMaxBudget));
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
+      ->check(integer_in(1, kMaxJobs));
+  cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
   cmd->add_option("--json", args.json_file, "also write the full report as JSON to this file");
   cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
+      ->check(seconds_up_to(kMaxTimeoutS))
       ->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_flag("--force", args.force, "re-tune even when a winner is stored for this GPU and software");
   cmd->add_option("--top-k", args.top_k, "variants re-verified when only driver/NVRTC/cuDNN versions changed")
+      ->check(integer_in(1, kMaxTopK))
       ->capture_default_str();
 }
 
