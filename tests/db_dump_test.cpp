@@ -246,5 +246,22 @@ TEST_F(DbDump, VerifyFindsWhatIsBroken) {
   EXPECT_TRUE(has("table notes is not in the schema"));
 }
 
+// A check that cannot run on a damaged file is reported in SQLite's words: the report reaches
+// users (`db verify`, a refused `db merge`), and a call and source location mean nothing to them.
+TEST_F(DbDump, VerifyReportsChecksThatCannotRunWithoutSourceLocations) {
+  const fs::path p = dir_.path() / "t.db";
+  { (void)fresh("t.db"); }
+  { Connection::open(p.string(), SQLITE_OPEN_READWRITE).exec("ALTER TABLE environments DROP COLUMN driver"); }
+  auto db = Database::open(p.string());
+  const VerifyReport report = db.verify();
+  EXPECT_FALSE(report.ok);
+  bool could_not_run = false;
+  for (const auto& line : report.problems) {
+    EXPECT_EQ(line.find(".cpp:"), std::string::npos) << line;
+    could_not_run |= line == "a check could not run: no such column: driver";
+  }
+  EXPECT_TRUE(could_not_run) << ::testing::PrintToString(report.problems);
+}
+
 }  // namespace
 }  // namespace fusetune::db
