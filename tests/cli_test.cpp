@@ -1,14 +1,19 @@
 // The command line as users and scripts see it: exit codes, one-line errors, JSON output.
 // Runs the built binary; GPU-free (on a GPU machine the no-driver cases are skipped).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "db/database.hpp"
+#include "db_test_support.hpp"
 #include "gpu/driver_api.hpp"
 #include "tune/temp_dir.hpp"
 
@@ -20,12 +25,13 @@ struct Run {
   std::string err;  // stderr
 };
 
-Run run(const std::string& args) {
+// `prefix` runs the binary through another program (setpriv, to drop root's privileges).
+Run run(const std::string& args, const std::string& prefix = "") {
   // ctest runs this file's tests as parallel processes: one stderr file per process and call.
   static int calls = 0;
   const std::string err_file =
       testing::TempDir() + "cli_test_stderr." + std::to_string(getpid()) + "." + std::to_string(calls++) + ".txt";
-  const std::string cmd = std::string(FUSETUNE_BINARY) + " " + args + " 2>" + err_file;
+  const std::string cmd = prefix + std::string(FUSETUNE_BINARY) + " " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
@@ -159,6 +165,48 @@ TEST(Cli, NumericFlagsInRangeAreTaken) {
   auto r = run("tune --preset kernelbench-31 --timeout 0.5 --top-k 1 --device 0 --strategy random --budget 1000000 "
                "-j 2 --db " + (dir.path() / "t.db").string());
   EXPECT_EQ(r.code, 3) << "parsed, then stopped for want of a GPU: " << r.err;
+}
+
+TEST(Cli, ImportingADirectoryIsBadInput) {
+  const fusetune::tune::TempDir dir("ft-cli");
+  auto r = run("db --db " + (dir.path() / "t.db").string() + " import " + dir.path().string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err, "fusetune: cannot read the dump " + dir.path().string() + ": it is a directory, not a file\n");
+  r = run("db --db " + (dir.path() / "t.db").string() + " import " + (dir.path() / "missing.jsonl").string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("missing.jsonl: no such file"), std::string::npos) << r.err;
+}
+
+// Root writes read-only files: a read-only file can only be shown to an unprivileged user.
+// The prefix that runs the binary as one (nobody), "" when this test is not root, nullopt when
+// there is no way.
+std::optional<std::string> unprivileged() {
+  if (geteuid() != 0) return "";
+  const std::string prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups -- ";
+  if (run("--version", prefix).code == 0) return prefix;
+  return std::nullopt;
+}
+
+TEST(Cli, ImportIntoAReadOnlyDatabaseSaysSoAndBlamesNoLine) {
+  const auto as_user = unprivileged();
+  if (!as_user) GTEST_SKIP() << "running as root and setpriv cannot run the binary as nobody";
+  const fusetune::tune::TempDir dir("ft-cli");
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);  // SQLite may make its -shm file
+  const std::string db = (dir.path() / "t.db").string();
+  const std::string dump = (dir.path() / "d.jsonl").string();
+  { (void)fusetune::db::Database::open(db, fusetune::db::OpenOptions{.load_shipped = false}); }
+  fusetune::db::testing::write_bytes(dump, "{\"fusetune_dump\":1,\"schema_version\":2}\n"
+                                           "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n");
+  ASSERT_EQ(chmod(db.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(dump.c_str(), 0444), 0);
+  auto r = run("db --db " + db + " import " + dump, *as_user);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("fusetune: cannot write the tuning database ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("t.db: attempt to write a readonly database"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("dump line"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(".cpp:"), std::string::npos) << r.err;
 }
 
 }  // namespace

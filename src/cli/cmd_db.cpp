@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "cli/commands.hpp"
+#include "cli/input_file.hpp"
 #include "common/error.hpp"
 #include "db/database.hpp"
 
@@ -46,10 +47,7 @@ int run_db(const DbArgs& args) {
     return 0;
   }
   if (action == "import") {
-    std::ifstream f(args.file, std::ios::binary);
-    if (!f) throw InputError(fmt::format("cannot read '{}'", args.file));
-    const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-    database.import_dump(text);
+    database.import_dump(read_input_file(args.file, "the dump"));
     fmt::print("imported {} into {}\n", args.file, path);
     return 0;
   }
