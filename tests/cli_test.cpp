@@ -120,6 +120,13 @@ TEST(Cli, BadSpecBeatsMissingGpu) {
   EXPECT_EQ(r.code, 2) << r.err;
 }
 
+TEST(Cli, NonAsciiInASpecIsNamed) {
+  auto r = run("compile 'conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | r\xc3\xa9lu'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fusetune: spec error at column 36: non-ASCII character '\xc3\xa9' (U+00E9); op names and keys are "
+                   "lowercase ASCII\n");
+}
+
 // Every numeric flag of every command is checked when the command line is parsed: exit 2 before
 // anything runs (no database opened, no GPU looked for), one short line naming the flag and its
 // range in plain numbers.
