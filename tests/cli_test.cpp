@@ -12,9 +12,13 @@
 #include <optional>
 #include <string>
 
+#include "csv_test_support.hpp"
 #include "db/database.hpp"
 #include "db_test_support.hpp"
 #include "gpu/driver_api.hpp"
+#include "spec/canonical.hpp"
+#include "spec/parser.hpp"
+#include "spec/presets.hpp"
 #include "tune/temp_dir.hpp"
 
 namespace {
@@ -214,6 +218,76 @@ TEST(Cli, ImportIntoAReadOnlyDatabaseSaysSoAndBlamesNoLine) {
   EXPECT_NE(r.err.find("t.db: attempt to write a readonly database"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("dump line"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(".cpp:"), std::string::npos) << r.err;
+}
+
+bool has_terminal_controls(const std::string& s, bool allow_newline = true) {
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && !(allow_newline && b == '\n')) || b == 0x7f) return true;
+  }
+  return false;
+}
+
+// Database strings reach stdout quoted (CSV) or cleaned (tables): a comma or newline in a GPU
+// name does not add a field or a record, an escape sequence never reaches the terminal.
+TEST(Cli, QueryCsvIsQuotedAndTablesCarryNoControls) {
+  const fusetune::tune::TempDir dir("ft-cli");
+  const std::string db = (dir.path() / "q.db").string();
+  {
+    auto d = fusetune::db::Database::open(db, fusetune::db::OpenOptions{.load_shipped = false});
+    auto env = fusetune::db::testing::h200();
+    env.gpu_name = "NVIDIA H200,\n\x1b]0;pwned\x07\"evil\"";
+    d.write_winner(fusetune::db::testing::winner(env, "v1,\nforged,row\x1b[2J", 1.5));
+    auto res = fusetune::db::testing::result("r1", 1.0);
+    res.reason = "bad,\r\nreason \x1b[31mred";
+    d.write_results(env, {res});
+  }
+  auto r = run("query --db " + db + " --format csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(has_terminal_controls(r.out)) << r.out;
+  auto records = fusetune::testing::read_csv(r.out);
+  ASSERT_EQ(records.size(), 2u) << r.out;
+  ASSERT_EQ(records[1].size(), 16u) << r.out;
+  EXPECT_EQ(records[1][3], "NVIDIA H200,\n?\"evil\"");
+  EXPECT_EQ(records[1][7], "v1,\nforged,row?");
+
+  r = run("query --all --db " + db + " --format csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  records = fusetune::testing::read_csv(r.out);
+  ASSERT_EQ(records.size(), 2u) << r.out;
+  ASSERT_EQ(records[1].size(), 13u) << r.out;
+  EXPECT_EQ(records[1][5], "bad,\r\nreason ?red");
+
+  r = run("query --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(has_terminal_controls(r.out)) << r.out;
+  EXPECT_EQ(lines(r.out), 4u) << "header, rule, one row, the problem line:\n" << r.out;
+  EXPECT_NE(r.out.find("NVIDIA H200,??\"evil\""), std::string::npos) << r.out;
+
+  r = run("query --all --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(has_terminal_controls(r.out)) << r.out;
+  EXPECT_EQ(lines(r.out), 3u) << r.out;
+}
+
+TEST(Cli, ExportSummaryLineCarriesNoControls) {
+  const fusetune::tune::TempDir dir("ft-cli");
+  const std::string db = (dir.path() / "e.db").string();
+  {
+    auto d = fusetune::db::Database::open(db);  // with the shipped winners
+    const auto p = fusetune::spec::parse(*fusetune::spec::preset_spec("kernelbench-31"));
+    auto w = d.winners(fusetune::spec::problem_key(p), "", std::string("fp32")).at(0);
+    w.env.gpu_name = "NVIDIA H200\x1b]0;pwned\x07\n";
+    w.shipped = false;
+    w.created_at = "2099-01-01T00:00:00.000Z";
+    d.write_winner(w);
+  }
+  auto r = run("export --preset kernelbench-31 --math fp32 --format cu --db " + db + " -o " +
+               (dir.path() / "out.cu").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_FALSE(has_terminal_controls(r.err)) << r.err;
+  EXPECT_NE(r.err.find("measured on NVIDIA H200??"), std::string::npos) << r.err;
 }
 
 }  // namespace

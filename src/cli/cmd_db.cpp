@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/input_file.hpp"
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 
 namespace fusetune::cli {
@@ -57,8 +58,8 @@ int run_db(const DbArgs& args) {
     return 0;
   }
   const auto report = database.verify();
-  for (const auto& p : report.problems) fmt::print("problem: {}\n", p);
-  fmt::print("{}: {}\n", path, report.ok ? "ok" : "FAILED");
+  for (const auto& p : report.problems) fmt::print("problem: {}\n", text::single_line(p));
+  fmt::print("{}: {}\n", text::printable(path), report.ok ? "ok" : "FAILED");
   return report.ok ? 0 : int(ExitCode::failure);
 }
 

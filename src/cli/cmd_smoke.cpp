@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "tune/smoke.hpp"
 
@@ -35,7 +36,7 @@ int run_smoke(const SmokeArgs& args) {
     const char* word = c.outcome == tune::SmokeCheck::Outcome::passed   ? "ok  "
                        : c.outcome == tune::SmokeCheck::Outcome::failed ? "FAIL"
                                                                         : "skip";
-    fmt::print("{}  {}{}{}\n", word, c.name, c.detail.empty() ? "" : ": ", c.detail);
+    fmt::print("{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ", text::printable(c.detail));
     std::fflush(stdout);
   };
   const auto checks = tune::run_smoke(o);

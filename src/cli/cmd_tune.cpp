@@ -13,6 +13,7 @@
 #include "cli/table.hpp"
 #include "cli/validators.hpp"
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "spec/canonical.hpp"
 #include "tune/db_bridge.hpp"
@@ -199,9 +200,10 @@ int run_tune(const TuneArgs& args) {
     fmt::print("problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
                "  {} ({})  {:.3f} ms median  {:.2f}x vs unfused {:.3f} ms  {:.2f}x vs cudnn conv alone {:.3f} ms\n"
                "(fusetune tune --force re-tunes; fusetune query shows every result)\n",
-               w.canonical, w.problem_key, w.env.gpu_name, w.created_at, w.shipped ? ", shipped" : "", w.variant_name,
-               w.candidate, w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
-               w.cudnn_median_ms);
+               text::printable(w.canonical), text::printable(w.problem_key), text::printable(w.env.gpu_name),
+               text::printable(w.created_at), w.shipped ? ", shipped" : "", text::printable(w.variant_name),
+               text::printable(w.candidate), w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms,
+               w.speedup_vs_cudnn(), w.cudnn_median_ms);
     if (!args.json_file.empty())
       write_json_file(args.json_file,
                       {{"schema", "fusetune.tune/2"}, {"problem", w.canonical}, {"key", w.problem_key},
