@@ -126,6 +126,9 @@ TEST_F(DbDump, MalformedDumpsAreRefusedNamingTheLineAndChangeNothing) {
       {"{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n", "line 1: not a fusetune dump"},
       {"{\"fusetune_dump\":1,\"schema_version\":99}\n", "schema version 99"},
       {header + "not json\n", "line 2: not JSON"},
+      // A number past a double's range is nlohmann's out_of_range, not its parse_error (fuzz_dump).
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":1.5e4845}\n",
+       "line 2: not JSON (number overflow parsing '1.5e4845')"},
       {header + "{\"table\":\"users\"}\n", "line 2: unknown table 'users'"},
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"colour\":1}\n", "no field 'colour'"},
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"id\":5}\n", "no field 'id'"},

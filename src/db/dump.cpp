@@ -78,7 +78,7 @@ void check_line_limits(std::string_view line, size_t line_no) {
 
 // nlohmann's parse error without its exception tag, with the text it quotes ("last read:
 // '...'") cut short: the token it quotes can be the rest of a multi-megabyte line.
-std::string parse_error_text(const Json::parse_error& e) {
+std::string parse_error_text(const Json::exception& e) {
   std::string what = e.what();
   if (const size_t tag = what.find("] "); what.starts_with("[json.exception.") && tag != std::string::npos)
     what.erase(0, tag + 2);
@@ -392,7 +392,8 @@ void import_dump(const Connection& conn, std::string_view text, const ImportOpti
     Json j;
     try {
       j = Json::parse(line);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {
+      // parse_error, and out_of_range for a number past a double's range (1e4845): both the line's.
       throw InputError(fmt::format("dump line {}: not JSON ({})", line_no, parse_error_text(e)));
     }
     if (!header_seen) {
