@@ -16,13 +16,14 @@ struct Run {
   std::string err;  // stderr
 };
 
-// `args` is pasted into a shell command line after the binary: quote as a user would.
-inline Run run(const std::string& args, const std::string& env = "") {
+// `args` is pasted into a shell command line after the binary: quote as a user would. `prefix`
+// runs the binary through another program or with variables set ("setpriv ... ", "VAR=x ").
+inline Run run(const std::string& args, const std::string& prefix = "") {
   // ctest runs tests as parallel processes: one stderr file per process and call.
   static int calls = 0;
   const std::string err_file = ::testing::TempDir() + "cli_stderr." + std::to_string(getpid()) + "." +
                                std::to_string(calls++) + ".txt";
-  const std::string cmd = env + (env.empty() ? "" : " ") + FUSETUNE_BINARY + " " + args + " 2>" + err_file;
+  const std::string cmd = prefix + FUSETUNE_BINARY + " " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

@@ -126,6 +126,9 @@ TEST_F(DbDump, MalformedDumpsAreRefusedNamingTheLineAndChangeNothing) {
       {"{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n", "line 1: not a fusetune dump"},
       {"{\"fusetune_dump\":1,\"schema_version\":99}\n", "schema version 99"},
       {header + "not json\n", "line 2: not JSON"},
+      // A number past a double's range is nlohmann's out_of_range, not its parse_error (fuzz_dump).
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":1.5e4845}\n",
+       "line 2: not JSON (number overflow parsing '1.5e4845')"},
       {header + "{\"table\":\"users\"}\n", "line 2: unknown table 'users'"},
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"colour\":1}\n", "no field 'colour'"},
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"id\":5}\n", "no field 'id'"},
@@ -145,6 +148,113 @@ TEST_F(DbDump, MalformedDumpsAreRefusedNamingTheLineAndChangeNothing) {
       EXPECT_NE(std::string(e.what()).find(fault), std::string::npos) << e.what() << "\nwanted: " << fault;
     }
     EXPECT_EQ(a.dump(), before) << "a refused import left records behind: " << text;
+  }
+}
+
+// A line nested too deep or too long is refused before the JSON parser walks it: one short
+// message, no crash (100,000 levels used to overflow the stack, 30,000 to print a 60 KB
+// message), nothing imported. Brackets inside strings are text and do not count.
+TEST_F(DbDump, DeepOrHugeLinesAreRefusedBeforeParsingInOneShortLine) {
+  auto a = fresh("a.db");
+  fill(a);
+  const std::string before = a.dump();
+  const std::string header = "{\"fusetune_dump\":1,\"schema_version\":2}\n";
+  const auto nested = [](size_t levels, char open, char close) {
+    std::string v;
+    for (size_t i = 0; i < levels; ++i) v += open == '[' ? "[" : "{\"a\":";
+    v += "1";
+    v += std::string(levels, close);
+    return v;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {nested(100000, '[', ']'), "dump line 2: nested deeper than 16 levels"},
+      {nested(30000, '[', ']'), "dump line 2: nested deeper than 16 levels"},
+      {nested(30000, '{', '}'), "dump line 2: nested deeper than 16 levels"},
+      {nested(16, '[', ']'), "dump line 2: nested deeper than 16 levels"},  // 16 inside the row's own object
+      {nested(15, '[', ']'), "dump line 2: 'key' has a value of the wrong kind: an array"},
+  };
+  for (const auto& [value, fault] : cases) {
+    const std::string text = header + "{\"table\":\"problems\",\"key\":" + value + ",\"canonical\":\"c\"}\n";
+    try {
+      a.import_dump(text);
+      ADD_FAILURE() << "imported " << value.size() << " bytes of nesting";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what, fault);
+      EXPECT_LT(what.size(), 200u);
+    }
+    EXPECT_EQ(a.dump(), before);
+  }
+  try {
+    a.import_dump(header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"" +
+                  std::string(kMaxDumpLineBytes, 'x') + "\"}\n");
+    ADD_FAILURE() << "imported a line of more than 64 MiB";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("dump line 2: longer than 64 MiB (", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(a.dump(), before);
+
+  // Brackets in strings are text: 1,000 of them import.
+  const std::string brackets(1000, '[');
+  a.import_dump(header + "{\"table\":\"problems\",\"key\":\"k\\\"[{\",\"canonical\":\"" + brackets + "\"}\n");
+  EXPECT_NE(a.dump().find(brackets), std::string::npos);
+}
+
+// Whatever a malformed line holds, its message quotes at most a few dozen characters of it, and
+// nothing that would act on a terminal.
+TEST_F(DbDump, MessagesQuoteLittleOfTheLineAndNoControls) {
+  auto a = fresh("a.db");
+  const std::string header = "{\"fusetune_dump\":1,\"schema_version\":2}\n";
+  const std::string huge(100000, 'x');
+  const std::string cases[] = {
+      header + "{\"table\":\"problems\",\"key\":\"" + huge,                            // unterminated string
+      header + "{\"table\":\"problems\",\"key\":" + huge + "}",                         // a bad literal
+      header + "{\"table\":\"" + huge + "\"}",                                           // unknown table
+      header + "{\"table\":\"problems\",\"" + huge + "\":1}",                            // unknown field
+      header + "{\"table\":\"problems\",\"key\":[\"" + huge + "\"],\"canonical\":\"c\"}",  // wrong kind
+      header + "{\"table\":\"results\",\"env\":\"" + huge + "\",\"problem\":\"k\"}",       // missing parent
+      header + "{\"table\":\"\\u001b]0;pwned\\u0007\\n\"}",                                // controls
+      header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":{\"\\u001b[2J" + huge + "\":\"x\"}}",
+  };
+  for (const auto& text : cases) {
+    try {
+      a.import_dump(text);
+      ADD_FAILURE() << "imported";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_LT(what.size(), 300u) << what;
+      EXPECT_EQ(what.rfind("dump line 2: ", 0), 0u) << what;
+      for (const char c : what) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << what;
+    }
+  }
+}
+
+// A write the database itself refuses (here: a read-only connection; in life a read-only file,
+// a full disk, another process's lock) is not the dump line's fault: the message names the
+// database and SQLite's reason, not "dump line N", and carries no source location.
+TEST_F(DbDump, AWriteTheDatabaseRefusesIsNotBlamedOnTheLine) {
+  const fs::path p = dir_.path() / "ro.db";
+  { (void)fresh("ro.db"); }
+  const Connection ro = Connection::open(p.string(), SQLITE_OPEN_READONLY);
+  try {
+    import_dump(ro, "{\"fusetune_dump\":1,\"schema_version\":2}\n"
+                    "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n");
+    ADD_FAILURE() << "wrote through a read-only connection";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("cannot write the tuning database ", 0), 0u) << what;
+    EXPECT_NE(what.find("ro.db: attempt to write a readonly database"), std::string::npos) << what;
+    EXPECT_EQ(what.find("dump line"), std::string::npos) << what;
+    EXPECT_EQ(what.find(".cpp:"), std::string::npos) << what;
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+  }
+  // A constraint the line breaks is still the line's fault, in SQLite's words without the call.
+  auto a = fresh("a.db");
+  try {
+    a.import_dump("{\"fusetune_dump\":1,\"schema_version\":2}\n{\"table\":\"problems\",\"key\":\"k\"}\n");
+    ADD_FAILURE() << "imported a problem without its canonical form";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "dump line 2: NOT NULL constraint failed: problems.canonical");
   }
 }
 
@@ -244,6 +354,23 @@ TEST_F(DbDump, VerifyFindsWhatIsBroken) {
   EXPECT_TRUE(has("does not match its own fields"));
   EXPECT_TRUE(has("column winners.ptx is missing"));
   EXPECT_TRUE(has("table notes is not in the schema"));
+}
+
+// A check that cannot run on a damaged file is reported in SQLite's words: the report reaches
+// users (`db verify`, a refused `db merge`), and a call and source location mean nothing to them.
+TEST_F(DbDump, VerifyReportsChecksThatCannotRunWithoutSourceLocations) {
+  const fs::path p = dir_.path() / "t.db";
+  { (void)fresh("t.db"); }
+  { Connection::open(p.string(), SQLITE_OPEN_READWRITE).exec("ALTER TABLE environments DROP COLUMN driver"); }
+  auto db = Database::open(p.string());
+  const VerifyReport report = db.verify();
+  EXPECT_FALSE(report.ok);
+  bool could_not_run = false;
+  for (const auto& line : report.problems) {
+    EXPECT_EQ(line.find(".cpp:"), std::string::npos) << line;
+    could_not_run |= line == "a check could not run: no such column: driver";
+  }
+  EXPECT_TRUE(could_not_run) << ::testing::PrintToString(report.problems);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
 #include "db/transaction.hpp"
+#include "tune/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -136,6 +137,50 @@ TEST(DbSqlite, MovedConnectionKeepsWorking) {
 
 TEST(DbSqlite, OpeningAMissingFileReadOnlyFails) {
   EXPECT_THROW(Connection::open("/nonexistent-dir/x.db", SQLITE_OPEN_READONLY), SqliteError);
+}
+
+// A fault of the user's file reads as one: what could not be done, to which file, and why, in
+// SQLite's and the system's words; no source location, no SQL. Exit code 2: the user's to fix.
+TEST(DbSqlite, FaultsOfTheFileNameTheFileNotTheCall) {
+  const tune::TempDir dir("ft-sqlite");
+  const std::string path = (dir.path() / "t.db").string();
+  { Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).exec("CREATE TABLE t (a INTEGER)"); }
+  const Connection ro = Connection::open(path, SQLITE_OPEN_READONLY);
+  try {
+    ro.exec("INSERT INTO t VALUES (1)");
+    FAIL() << "no throw";
+  } catch (const SqliteError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot write the tuning database " + path + ": attempt to write a readonly database");
+    EXPECT_EQ(e.reason(), "attempt to write a readonly database");
+    EXPECT_EQ(e.primary(), SQLITE_READONLY);
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+  }
+  try {
+    (void)Connection::open("/nonexistent-dir/x.db", SQLITE_OPEN_READONLY);
+    FAIL() << "no throw";
+  } catch (const SqliteError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("cannot open the tuning database /nonexistent-dir/x.db: unable to open database file", 0), 0u)
+        << what;
+    EXPECT_EQ(what.find(".cpp:"), std::string::npos) << what;
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+  }
+  // fusetune's own mistakes on the same file keep the call and its location: they are bugs.
+  try {
+    ro.exec("SELECT * FROM nowhere");
+    FAIL() << "no throw";
+  } catch (const SqliteError& e) {
+    EXPECT_NE(std::string(e.what()).find("connection.cpp:"), std::string::npos) << e.what();
+    EXPECT_EQ(e.code(), ExitCode::failure);
+  }
+}
+
+TEST(DbSqlite, FileFaultsAreBadInputOthersFailures) {
+  for (const int rc : {SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY_DBMOVED})
+    EXPECT_EQ(SqliteError(rc, "x").code(), ExitCode::bad_input) << rc;
+  for (const int rc : {SQLITE_FULL, SQLITE_IOERR_WRITE, SQLITE_CONSTRAINT, SQLITE_ERROR})
+    EXPECT_EQ(SqliteError(rc, "x").code(), ExitCode::failure) << rc;
 }
 
 }  // namespace

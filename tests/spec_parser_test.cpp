@@ -89,7 +89,31 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{kConv + " | mul(x,x)", "takes one operand and one x", 35},
         BadSpec{kConv + " | relu(x)", "'relu' does not take 'x'", 40},
         BadSpec{kConv + " | mul(y)", "expected a number, param[k] or x, found 'y'", 39},
-        BadSpec{kConv + " | \xff", "found '\\xff'", 35}));
+        // Non-ASCII: named as a character (UTF-8 decoded) or, not UTF-8, as a byte; columns count bytes.
+        BadSpec{kConv + " | \xff", "byte 0xFF (not UTF-8)", 35},
+        BadSpec{kConv + " | r\xc3\xa9lu",
+                "non-ASCII character '\xc3\xa9' (U+00E9); op names and keys are lowercase ASCII", 36},
+        BadSpec{kConv + " | r\xe9lu", "byte 0xE9 (not UTF-8)", 36},
+        BadSpec{kConv + " | relu\xe2\x80\x8b", "non-ASCII character U+200B;", 39},
+        BadSpec{kConv + " |\xc2\xa0relu", "non-ASCII character U+00A0;", 34},
+        BadSpec{"conv2d(n=1,c=1,h=4,w=4,k=1,r=3,\xc2\x9b" "31m)", "non-ASCII character U+009B;", 32},
+        BadSpec{"conv2d(n=\xef\xbc\x91,c=1,h=4,w=4,k=1,r=3)", "non-ASCII character '\xef\xbc\x91' (U+FF11)", 10},
+        BadSpec{kConv + " | mul(2) | r\xc3\xa9lu | junk(", "U+00E9", 45}));
+
+// A non-ASCII character that would not show, or would act on a terminal, is named by its code
+// point alone: the message carries no byte of it.
+TEST(SpecParser, InvisibleAndControlCharactersAreNotEchoed) {
+  for (const std::string bad : {"\xe2\x80\xae", "\xc2\x9b", "\xe2\x80\x8b", "\xef\xbb\xbf", "\xc2\x85"}) {
+    try {
+      (void)parse(kConv + " | re" + bad + "lu");
+      FAIL() << "parsed";
+    } catch (const SpecError& e) {
+      const std::string what = e.what();
+      for (const char c : what) EXPECT_LT(static_cast<unsigned char>(c), 0x80) << what;
+      EXPECT_NE(what.find("non-ASCII character U+"), std::string::npos) << what;
+    }
+  }
+}
 
 // --- presets -----------------------------------------------------------------
 

@@ -154,11 +154,6 @@ TEST(TrustRecords, FieldsOutsideWhatFusetuneWritesAreNamed) {
   }
 }
 
-TEST(TrustRecords, PrintableStripsControlsAndBounds) {
-  EXPECT_EQ(printable("a\x1b[31mb\nc"), "a?[31mb?c");
-  EXPECT_EQ(printable(std::string(100, 'x'), 10), "xxxxxxxxxx...");
-}
-
 TEST(TrustRecords, DatabaseCheckNamesTheRecord) {
   auto db = db::Database::open(":memory:", db::OpenOptions{.load_shipped = false});
   auto w = with_variant(own_winner(), [](nlohmann::json& j) {

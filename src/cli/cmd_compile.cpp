@@ -9,6 +9,7 @@
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "cli/validators.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
@@ -25,7 +26,7 @@ void register_compile(CLI::App& app, CompileArgs& args) {
   cmd->add_option("--math", args.math, "tf32 | fp32 (fp32 compiles with --fmad=false)")
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
-  cmd->add_option("--jobs,-j", args.jobs, "parallel compiles (default: all cores)");
+  cmd->add_option("--jobs,-j", args.jobs, "parallel compiles (default: all cores)")->check(integer_in(1, kMaxJobs));
   cmd->add_flag("--json", args.json, "print JSON instead of a table");
 }
 

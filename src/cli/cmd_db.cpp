@@ -7,8 +7,10 @@
 #include <iterator>
 
 #include "cli/commands.hpp"
+#include "cli/input_file.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "trust/database_check.hpp"
 #include "trust/provenance.hpp"
@@ -49,14 +51,12 @@ int run_db(const DbArgs& args) {
     return 0;
   }
   if (action == "import") {
-    std::ifstream f(args.file, std::ios::binary);
-    if (!f) throw InputError(fmt::format("cannot read '{}'", args.file));
-    const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    const std::string text = read_input_file(args.file, "the dump");
     // Staged in memory and checked whole first: a refused dump leaves the database as it was.
     auto staged = db::Database::open(":memory:", db::OpenOptions{.load_shipped = false});
     staged.import_dump(text);
     if (std::string why = trust::check_records(staged, !args.trust); !why.empty())
-      throw InputError(fmt::format("{}: refused: {}", args.file, why));
+      throw InputError(fmt::format("{}: refused: {}", text::printable(args.file), why));
     database.import_dump(text);
     fmt::print("imported {} into {}\n", args.file, path);
     return 0;
@@ -82,8 +82,8 @@ int run_db(const DbArgs& args) {
       if (!trust::check_winner(w).empty()) continue;
       const trust::Provenance prov = trust::check_provenance(w);
       if (prov.traced()) continue;
-      const std::string line = fmt::format("winner {} {} {}: {}", trust::printable(w.problem_key, 20),
-                                           trust::printable(w.math, 8), trust::printable(w.variant_name, 60), prov.why);
+      const std::string line = fmt::format("winner {} {} {}: {}", text::excerpt(w.problem_key, 20),
+                                           text::excerpt(w.math, 8), text::excerpt(w.variant_name, 60), prov.why);
       if (prov.verdict == trust::Provenance::Verdict::forged)
         report.problems.push_back(line);
       else
@@ -91,8 +91,8 @@ int run_db(const DbArgs& args) {
     }
     report.ok = report.problems.empty();
   }
-  for (const auto& p : report.problems) fmt::print("problem: {}\n", p);
-  fmt::print("{}: {}\n", path, report.ok ? "ok" : "FAILED");
+  for (const auto& p : report.problems) fmt::print("problem: {}\n", text::single_line(p));
+  fmt::print("{}: {}\n", text::printable(path), report.ok ? "ok" : "FAILED");
   return report.ok ? 0 : int(ExitCode::failure);
 }
 

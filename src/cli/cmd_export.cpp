@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "export/export.hpp"
 #include "spec/canonical.hpp"
@@ -62,8 +63,9 @@ int run_export(const ExportArgs& args) {
     write_stdout(text);
   } else {
     write_output_file(args.output, text);
-    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {} measured on {} ({} ms, {:.2f}x vs unfused)\n", args.output,
-               text.size(), w.variant_name, w.env.gpu_name, w.time_median_ms, w.speedup_vs_unfused());
+    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {} measured on {} ({} ms, {:.2f}x vs unfused)\n",
+               text::printable(args.output), text.size(), text::printable(w.variant_name),
+               text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
   }
   return 0;
 }

@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/csv.hpp"
 #include "cli/table.hpp"
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
@@ -30,21 +32,32 @@ nlohmann::json winner_json(const db::WinnerRecord& w) {
           {"cudnn_algo", w.cudnn_algo}, {"shipped", w.shipped}, {"created_at", w.created_at}};
 }
 
+// A result's parameters, stored as JSON text: a flat object when fusetune wrote it. The text
+// may come from an imported dump, so it is parsed with a depth limit (printing a deeply
+// nested value recurses) and a record it fails is named in one line.
+nlohmann::json params_json(const db::ResultRecord& r) {
+  constexpr int kMaxDepth = 16;
+  try {
+    return nlohmann::json::parse(r.params_json.empty() ? "{}" : r.params_json,
+                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+                                   if (depth > kMaxDepth) throw InputError("nested too deep");
+                                   return true;
+                                 });
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("the stored result {} has unreadable parameters (params_json)",
+                                 text::excerpt(r.variant_name, 60)));
+  }
+}
+
 nlohmann::json result_json(const db::ResultRecord& r) {
   return {{"problem", r.canonical}, {"key", r.problem_key}, {"math", r.math}, {"candidate", r.candidate},
-          {"name", r.variant_name}, {"params", nlohmann::json::parse(r.params_json.empty() ? "{}" : r.params_json)},
+          {"name", r.variant_name}, {"params", params_json(r)},
           {"status", r.status}, {"reason", r.reason}, {"time_ms", {{"min", r.time_min_ms}, {"median", r.time_median_ms},
           {"max", r.time_max_ms}, {"count", r.time_count}}}, {"kernel_ms", r.kernel_median_ms}, {"gbps", r.gbps},
           {"pct_copy", r.pct_copy}, {"max_abs", r.max_abs}, {"rel_l2", r.rel_l2}, {"created_at", r.created_at}};
 }
 
-// RFC 4180: quote every field that could hold a comma, quote or newline.
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
+std::string num(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
@@ -80,11 +93,12 @@ int run_query(const QueryArgs& args) {
       for (const auto& r : rows) j["results"].push_back(result_json(r));
       fmt::print("{}\n", j.dump(2));
     } else if (args.format == "csv") {
-      fmt::print("key,math,candidate,name,status,reason,median_ms,kernel_ms,gbps,pct_copy,max_abs,rel_l2,created_at\n");
+      CsvWriter csv({"key", "math", "candidate", "name", "status", "reason", "median_ms", "kernel_ms", "gbps",
+                     "pct_copy", "max_abs", "rel_l2", "created_at"});
       for (const auto& r : rows)
-        fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.problem_key, r.math, r.candidate, csv(r.variant_name),
-                   r.status, csv(r.reason), r.time_median_ms, r.kernel_median_ms, r.gbps, r.pct_copy, r.max_abs,
-                   r.rel_l2, r.created_at);
+        csv.add({r.problem_key, r.math, r.candidate, r.variant_name, r.status, r.reason, num(r.time_median_ms),
+                 num(r.kernel_median_ms), num(r.gbps), num(r.pct_copy), num(r.max_abs), num(r.rel_l2), r.created_at});
+      fmt::print("{}", csv.text());
     } else {
       Table t({"key", "math", "candidate", "variant", "status", "median ms", "kernel ms", "% copy", "max abs err"});
       for (const auto& r : rows)
@@ -104,13 +118,13 @@ int run_query(const QueryArgs& args) {
     for (const auto& w : winners) j["winners"].push_back(winner_json(w));
     fmt::print("{}\n", j.dump(2));
   } else if (args.format == "csv") {
-    fmt::print("key,problem,math,gpu,driver,nvrtc,cudnn,winner,candidate,median_ms,unfused_ms,cudnn_ms,"
-               "speedup_vs_unfused,speedup_vs_cudnn,shipped,created_at\n");
+    CsvWriter csv({"key", "problem", "math", "gpu", "driver", "nvrtc", "cudnn", "winner", "candidate", "median_ms",
+                   "unfused_ms", "cudnn_ms", "speedup_vs_unfused", "speedup_vs_cudnn", "shipped", "created_at"});
     for (const auto& w : winners)
-      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", w.problem_key, csv(w.canonical), w.math,
-                 csv(w.env.gpu_name), w.env.driver, w.env.nvrtc, w.env.cudnn, csv(w.variant_name), w.candidate,
-                 w.time_median_ms, w.unfused_median_ms, w.cudnn_median_ms, w.speedup_vs_unfused(),
-                 w.speedup_vs_cudnn(), w.shipped ? 1 : 0, w.created_at);
+      csv.add({w.problem_key, w.canonical, w.math, w.env.gpu_name, w.env.driver, w.env.nvrtc, w.env.cudnn,
+               w.variant_name, w.candidate, num(w.time_median_ms), num(w.unfused_median_ms), num(w.cudnn_median_ms),
+               num(w.speedup_vs_unfused()), num(w.speedup_vs_cudnn()), w.shipped ? "1" : "0", w.created_at});
+    fmt::print("{}", csv.text());
   } else {
     Table t({"key", "math", "gpu", "winner", "median ms", "vs unfused", "vs cudnn", "measured", "source"});
     for (const auto& w : winners)
@@ -118,7 +132,7 @@ int run_query(const QueryArgs& args) {
              fmt::format("{:.2f}x", w.speedup_vs_unfused()), fmt::format("{:.2f}x", w.speedup_vs_cudnn()),
              w.created_at, w.shipped ? "shipped" : "measured"});
     fmt::print("{}", t.render());
-    for (const auto& w : winners) fmt::print("{}  {}\n", w.problem_key, w.canonical);
+    for (const auto& w : winners) fmt::print("{}  {}\n", text::printable(w.problem_key), text::printable(w.canonical));
   }
   return 0;
 }

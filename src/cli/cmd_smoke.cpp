@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "tune/smoke.hpp"
 
@@ -18,7 +20,8 @@ void register_smoke(CLI::App& app, SmokeArgs& args) {
   auto* cmd = app.add_subcommand("smoke", "CI check: everything compiles, the database works, winners still win");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_option("--json", args.json_file, "also write the checks as JSON to this file");
-  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
+      ->check(integer_in(1, kMaxJobs));
   cmd->add_option("--checks", args.checks, "only these groups: compile,database,exports,gpu-tiny,winners")
       ->delimiter(',')
       ->check(CLI::IsMember({"compile", "database", "exports", "gpu-tiny", "winners"}));
@@ -34,7 +37,7 @@ int run_smoke(const SmokeArgs& args) {
     const char* word = c.outcome == tune::SmokeCheck::Outcome::passed   ? "ok  "
                        : c.outcome == tune::SmokeCheck::Outcome::failed ? "FAIL"
                                                                         : "skip";
-    fmt::print("{}  {}{}{}\n", word, c.name, c.detail.empty() ? "" : ": ", c.detail);
+    fmt::print("{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ", text::printable(c.detail));
     std::fflush(stdout);
   };
   const auto checks = tune::run_smoke(o);

@@ -11,8 +11,10 @@
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/canonical.hpp"
@@ -118,15 +120,19 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--strategy", args.strategy, "exhaustive (every variant) | random (--budget variants)")
       ->check(CLI::IsMember({"exhaustive", "random"}))
       ->capture_default_str();
-  cmd->add_option("--budget", args.budget, "random: how many generated variants to run")->check(CLI::PositiveNumber);
-  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)");
-  cmd->add_option("--device", args.device, "GPU ordinal")->capture_default_str();
+  cmd->add_option("--budget", args.budget, "random: how many generated variants to run")
+      ->check(integer_in(1, kMaxBudget));
+  cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
+      ->check(integer_in(1, kMaxJobs));
+  cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
   cmd->add_option("--json", args.json_file, "also write the full report as JSON to this file");
   cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
+      ->check(seconds_up_to(kMaxTimeoutS))
       ->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_flag("--force", args.force, "re-tune even when a winner is stored for this GPU and software");
   cmd->add_option("--top-k", args.top_k, "variants re-verified when only driver/NVRTC/cuDNN versions changed")
+      ->check(integer_in(1, kMaxTopK))
       ->capture_default_str();
 }
 
@@ -196,10 +202,10 @@ int run_tune(const TuneArgs& args) {
     fmt::print("problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
                "  {} ({})  {:.3f} ms median  {:.2f}x vs unfused {:.3f} ms  {:.2f}x vs cudnn conv alone {:.3f} ms\n"
                "(fusetune tune --force re-tunes; fusetune query shows every result)\n",
-               w.canonical, w.problem_key, trust::printable(w.env.gpu_name), trust::printable(w.created_at, 40),
-               w.shipped ? ", shipped" : "", trust::printable(w.variant_name), trust::printable(w.candidate, 32),
-               w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms, w.speedup_vs_cudnn(),
-               w.cudnn_median_ms);
+               text::printable(w.canonical), text::printable(w.problem_key), text::printable(w.env.gpu_name),
+               text::printable(w.created_at), w.shipped ? ", shipped" : "", text::printable(w.variant_name),
+               text::printable(w.candidate), w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms,
+               w.speedup_vs_cudnn(), w.cudnn_median_ms);
     if (!args.json_file.empty())
       write_json_file(args.json_file,
                       {{"schema", "fusetune.tune/2"}, {"problem", w.canonical}, {"key", w.problem_key},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/terminal_text.hpp"
+
 namespace fusetune::cli {
 
 namespace {
@@ -14,6 +16,15 @@ bool looks_numeric(const std::string& s) {
   });
 }
 }  // namespace
+
+Table::Table(std::vector<std::string> header) : header_(std::move(header)) {
+  for (auto& cell : header_) cell = text::printable(cell);
+}
+
+void Table::add(std::vector<std::string> row) {
+  for (auto& cell : row) cell = text::printable(cell);
+  rows_.push_back(std::move(row));
+}
 
 std::string Table::render() const {
   std::vector<size_t> width(header_.size(), 0);

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/terminal_text.hpp"
+
 namespace fusetune {
 
 enum class ExitCode : int {
@@ -14,9 +16,12 @@ enum class ExitCode : int {
   not_found = 4,   // nothing stored for a query or export
 };
 
+// The message is made one printable line here, once for every error: messages quote text from
+// outside (database strings, dump lines, file names), and a newline or an escape sequence in
+// it must not reach the terminal ("Every error is one line", README).
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  Error(ExitCode code, const std::string& what) : std::runtime_error(text::single_line(what)), code_(code) {}
   [[nodiscard]] ExitCode code() const noexcept { return code_; }
 
  private:

@@ -18,10 +18,7 @@ Connection Connection::open(const std::string& path, int flags) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   // Even a failed open may allocate a handle (it carries the message): own it either way.
   Connection conn(raw);
-  if (rc != SQLITE_OK) {
-    const std::string call = fmt::format("sqlite3_open_v2(\"{}\")", path);
-    detail::throw_sqlite_error(raw, rc, call.c_str(), FUSETUNE_FILE, __LINE__);
-  }
+  if (rc != SQLITE_OK) detail::throw_open_error(raw, rc, path, FUSETUNE_FILE, __LINE__);
   FT_SQLITE_CALL(raw, sqlite3_extended_result_codes(raw, 1));
   return conn;
 }

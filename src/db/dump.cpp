@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "db/base64.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite_check.hpp"
@@ -26,6 +27,69 @@ namespace fusetune::db {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// Dump text quoted in a message: short and printable, whatever the line holds.
+std::string shown(std::string_view text) { return text::excerpt(text, 40); }
+
+// What kind of JSON value a field had, for a message (never the value itself: it may be huge).
+std::string_view kind_of(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: return "a number";
+    case Json::value_t::binary: return "binary";
+    case Json::value_t::discarded: return "nothing";
+  }
+  return "?";
+}
+
+// Refuses a line the JSON parser should never see: longer than kMaxDumpLineBytes, or with
+// arrays and objects nested deeper than kMaxDumpDepth (nlohmann's parser is iterative, but
+// everything that walks the parsed value afterwards recurses). Brackets inside strings do not
+// count; the scan follows JSON's string escapes and nothing else, so for a malformed line it
+// may stop early, and the parser then names the fault.
+void check_line_limits(std::string_view line, size_t line_no) {
+  if (line.size() > kMaxDumpLineBytes) {
+    throw InputError(fmt::format("dump line {}: longer than {} MiB ({} bytes)", line_no, kMaxDumpLineBytes >> 20,
+                                 line.size()));
+  }
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character cannot end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDumpDepth)
+        throw InputError(fmt::format("dump line {}: nested deeper than {} levels", line_no, kMaxDumpDepth));
+    } else if (c == ']' || c == '}') {
+      if (--depth < 0) return;  // unbalanced: not JSON, which the parser reports
+    }
+  }
+}
+
+// nlohmann's parse error without its exception tag, with the text it quotes ("last read:
+// '...'") cut short: the token it quotes can be the rest of a multi-megabyte line.
+std::string parse_error_text(const Json::exception& e) {
+  std::string what = e.what();
+  if (const size_t tag = what.find("] "); what.starts_with("[json.exception.") && tag != std::string::npos)
+    what.erase(0, tag + 2);
+  constexpr std::string_view kQuote = "; last read: '";
+  if (const size_t q = what.find(kQuote); q != std::string::npos) {
+    std::string quoted = what.substr(q + kQuote.size());
+    if (quoted.ends_with('\'')) quoted.pop_back();
+    what = what.substr(0, q) + "; last read: '" + shown(quoted) + "'";
+  }
+  return text::excerpt(what, 200);
+}
 
 // A column holding a parent's row id travels as the parent's natural key.
 struct Reference {
@@ -185,7 +249,7 @@ class Importer {
     const TableInfo* info = nullptr;
     for (const auto& t : current_tables())
       if (t.name == table) info = &t;
-    if (info == nullptr) fail(fmt::format("unknown table '{}'", table));
+    if (info == nullptr) fail(fmt::format("unknown table '{}'", shown(table)));
     j.erase("table");
     if (options_.mark_shipped && table == "winners") j["shipped"] = 1;
 
@@ -196,7 +260,7 @@ class Importer {
       const bool known = std::any_of(info->columns.begin(), info->columns.end(),
                                      [&](const TableInfo::Column& c) { return c.name == column; });
       if (!known || column == "id" || (ref == nullptr && reference_for_column(column) != nullptr))
-        fail(fmt::format("table '{}' has no field '{}'", table, field));
+        fail(fmt::format("table '{}' has no field '{}'", table, shown(field)));
       columns.push_back(column);
     }
     Statement& insert = insert_for(table, columns);
@@ -214,7 +278,14 @@ class Importer {
     try {
       insert.step();
     } catch (const SqliteError& e) {
-      fail(e.what());  // a missing NOT NULL field, a failed CHECK: the dump is at fault
+      // A missing NOT NULL field, a failed CHECK, a value too big: the line is at fault. A
+      // read-only file, a full disk, another process's lock is not: that error names the
+      // database itself, not a line.
+      const int primary = e.primary();
+      if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH || primary == SQLITE_TOOBIG ||
+          primary == SQLITE_RANGE)
+        fail(shown_reason(e.reason()));
+      throw;
     }
   }
 
@@ -223,13 +294,15 @@ class Importer {
     throw InputError(fmt::format("dump line {}: {}", line_, what));
   }
 
+  static std::string shown_reason(const std::string& reason) { return text::excerpt(reason, 120); }
+
   int64_t parent_id(const Reference& ref, const std::string& key) {
     const auto cache_key = std::string(ref.parent) + '\n' + key;
     if (auto it = ids_.find(cache_key); it != ids_.end()) return it->second;
     Statement s(conn_, fmt::format("SELECT id FROM {} WHERE {} = ?1", ref.parent, ref.parent_key));
     s.bind(1, key);
     if (!s.step())
-      fail(fmt::format("{} '{}' is neither in the database nor on an earlier line", ref.parent, key));
+      fail(fmt::format("{} '{}' is neither in the database nor on an earlier line", ref.parent, shown(key)));
     return ids_[cache_key] = s.column_int64(0);
   }
 
@@ -256,10 +329,10 @@ class Importer {
       } else if (kind == "real" && (text == "inf" || text == "-inf")) {
         s.bind(index, text == "inf" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
       } else {
-        fail(fmt::format("'{}' has an unknown encoding '{}'", field, kind));
+        fail(fmt::format("'{}' has an unknown encoding '{}'", field, shown(kind)));
       }
     } else {
-      fail(fmt::format("'{}' has a value of the wrong kind: {}", field, v.dump()));
+      fail(fmt::format("'{}' has a value of the wrong kind: {}", field, kind_of(v)));
     }
   }
 
@@ -315,11 +388,13 @@ void import_dump(const Connection& conn, std::string_view text, const ImportOpti
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    check_line_limits(line, line_no);
     Json j;
     try {
       j = Json::parse(line);
-    } catch (const Json::parse_error& e) {
-      throw InputError(fmt::format("dump line {}: not JSON ({})", line_no, e.what()));
+    } catch (const Json::exception& e) {
+      // parse_error, and out_of_range for a number past a double's range (1e4845): both the line's.
+      throw InputError(fmt::format("dump line {}: not JSON ({})", line_no, parse_error_text(e)));
     }
     if (!header_seen) {
       const auto number = [&](const char* name) {

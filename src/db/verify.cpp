@@ -97,6 +97,10 @@ VerifyReport verify_database(const Connection& conn) {
   for (auto check : {check_integrity, check_foreign_keys, check_version, check_tables, check_fingerprints}) {
     try {
       check(conn, report.problems);
+    } catch (const SqliteError& e) {
+      // SQLite's words only: the report reaches users (`db verify`, a refused merge), and the
+      // call and source location of a check that could not run would mean nothing to them.
+      report.problems.push_back("a check could not run: " + e.reason());
     } catch (const std::exception& e) {
       report.problems.push_back(e.what());
     }

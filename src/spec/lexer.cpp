@@ -1,8 +1,11 @@
 #include "spec/lexer.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 #include <fmt/format.h>
+
+#include "common/terminal_text.hpp"
 
 namespace fusetune::spec::detail {
 namespace {
@@ -38,6 +41,10 @@ class Scanner {
           out.push_back({TokKind::times, s_.substr(i_, 1), column(i_)});
           ++i_;
         }
+      } else if (static_cast<unsigned char>(ch) >= 0x80) {
+        // The whole UTF-8 character, so a message can name it; a stray byte alone.
+        i_ += text::decode_utf8(s_.substr(i_)).length;
+        out.push_back({TokKind::non_ascii, s_.substr(start, i_ - start), column(start)});
       } else {
         ++i_;
         out.push_back({punct_kind(ch), s_.substr(start, 1), column(start)});
@@ -94,8 +101,27 @@ class Scanner {
 
 std::vector<Token> lex(std::string_view text) { return Scanner(text).run(); }
 
+namespace {
+
+// Spaces other than ASCII's: shown as a code point, since they look like ' '.
+bool is_space_like(char32_t c) {
+  return c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+std::string describe_non_ascii(std::string_view bytes) {
+  const text::Utf8Char ch = text::decode_utf8(bytes);
+  if (!ch.valid) return fmt::format("byte 0x{:02X} (not UTF-8)", static_cast<unsigned char>(bytes[0]));
+  const auto code = static_cast<uint32_t>(ch.code);
+  if (text::is_control_or_invisible(ch.code) || is_space_like(ch.code))
+    return fmt::format("non-ASCII character U+{:04X}", code);
+  return fmt::format("non-ASCII character '{}' (U+{:04X})", bytes.substr(0, ch.length), code);
+}
+
+}  // namespace
+
 std::string describe(const Token& token) {
   if (token.kind == TokKind::end) return "end of input";
+  if (token.kind == TokKind::non_ascii) return describe_non_ascii(token.text);
   constexpr std::size_t kMaxShown = 24;
   std::string out = "'";
   for (std::size_t i = 0; i < token.text.size() && i < kMaxShown; ++i) {

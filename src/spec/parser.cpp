@@ -64,6 +64,11 @@ class Parser {
   explicit Parser(std::string_view text) : tokens_(detail::lex(text)) {}
 
   Problem run() {
+    // Before the grammar: `rélu` would otherwise be the unknown op 'r'.
+    for (const Token& t : tokens_) {
+      if (t.kind == TokKind::non_ascii)
+        throw SpecError(t.column, fmt::format("{}; op names and keys are lowercase ASCII", describe(t)));
+    }
     if (peek().kind == TokKind::end) throw SpecError(peek().column, "empty spec: expected conv2d(...)");
     parse_conv();
     while (accept(TokKind::pipe)) parse_stage();

@@ -9,6 +9,7 @@
 #include "codegen/variant_check.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "tune/protocol.hpp"
@@ -18,15 +19,13 @@ namespace fusetune::trust {
 
 namespace {
 
-// Free text fusetune prints (GPU names, reasons, compiler logs): bounded, no control
-// characters other than newline and tab in logs.
+// Free text fusetune prints (GPU names, reasons, compiler logs): bounded, valid UTF-8, no
+// control or invisible characters (common/terminal_text.hpp) other than newline and tab in logs.
 bool plain_text(const std::string& s, size_t max, bool multiline = false) {
   if (s.size() > max) return false;
-  return std::all_of(s.begin(), s.end(), [&](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (multiline && (c == '\n' || c == '\t')) return true;
-    return c >= 0x20 && c != 0x7f;
-  });
+  std::string t = s;
+  if (multiline) std::replace_if(t.begin(), t.end(), [](char c) { return c == '\n' || c == '\t'; }, ' ');
+  return text::printable(t) == t;
 }
 
 // Version strings and hashes: "13.0", "9.19.0", "aa58678e4845ff89".
@@ -48,27 +47,14 @@ std::string check_problem(const std::string& key, const std::string& canonical) 
   try {
     const spec::Problem p = spec::parse(canonical);
     if (spec::canonical(p) != canonical) return "problem spec is not in canonical form";
-    if (spec::problem_key(p) != key) return fmt::format("problem key {} is not the spec's", printable(key, 20));
+    if (spec::problem_key(p) != key) return fmt::format("problem key {} is not the spec's", text::excerpt(key, 20));
   } catch (const InputError& e) {
-    return fmt::format("problem spec does not parse ({})", printable(e.what()));
+    return fmt::format("problem spec does not parse ({})", text::excerpt(e.what()));
   }
   return "";
 }
 
 }  // namespace
-
-std::string printable(const std::string& text, size_t max) {
-  std::string out;
-  for (char ch : text) {
-    if (out.size() >= max) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(ch);
-    out += c < 0x20 || c == 0x7f ? '?' : ch;
-  }
-  return out;
-}
 
 std::string check_environment(const db::Environment& e) {
   if (!plain_text(e.gpu_name, 128) || e.gpu_name.empty()) return "GPU name is empty, too long or has control characters";
@@ -77,14 +63,14 @@ std::string check_environment(const db::Environment& e) {
   if (e.mem_bytes < 0) return "memory size is negative";
   for (const auto& [name, value] : {std::pair{"driver", e.driver}, {"CUDA runtime", e.cuda_runtime},
                                     {"NVRTC", e.nvrtc}, {"cuDNN", e.cudnn}, {"templates hash", e.templates_hash}})
-    if (!token(value, 32)) return fmt::format("{} version '{}' is not a version", name, printable(value, 32));
+    if (!token(value, 32)) return fmt::format("{} version '{}' is not a version", name, text::excerpt(value, 32));
   return "";
 }
 
 std::string check_result(const db::ResultRecord& r) {
   if (std::string e = check_problem(r.problem_key, r.canonical); !e.empty()) return e;
   if (!known_math(r.math)) return "math is neither tf32 nor fp32";
-  if (!codegen::candidate_from_name(r.candidate)) return fmt::format("unknown candidate '{}'", printable(r.candidate, 32));
+  if (!codegen::candidate_from_name(r.candidate)) return fmt::format("unknown candidate '{}'", text::excerpt(r.candidate, 32));
   if (!codegen::is_variant_name(r.variant_name)) return "variant name is not a name";
   try {
     const auto params = nlohmann::json::parse(r.params_json);
@@ -94,7 +80,7 @@ std::string check_result(const db::ResultRecord& r) {
   } catch (const nlohmann::json::exception&) {
     return "parameters are not JSON";
   }
-  if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", printable(r.status, 32));
+  if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", text::excerpt(r.status, 32));
   if (!plain_text(r.reason, 4096, true) || !plain_text(r.log_excerpt, 65536, true))
     return "reason or compiler log too long or with control characters";
   if (r.registers < -1 || r.registers > 65536 || r.spills < 0 || r.time_count < 0) return "a count is out of range";
@@ -134,11 +120,11 @@ std::string check_winner(const db::WinnerRecord& w) {
   } catch (const nlohmann::json::exception&) {
     return "its variant is not JSON";
   } catch (const InputError& e) {
-    return printable(e.what(), 200);
+    return text::excerpt(e.what(), 200);
   }
   if (v.name != w.variant_name) return "its variant is not the one the record names";
   if (codegen::candidate_name(v.candidate) != w.candidate) return "its candidate is not its variant's";
-  if (std::string bad = codegen::check_variant(v, spec::parse(w.canonical)); !bad.empty()) return printable(bad, 200);
+  if (std::string bad = codegen::check_variant(v, spec::parse(w.canonical)); !bad.empty()) return text::excerpt(bad, 200);
   return "";
 }
 

@@ -15,7 +15,4 @@ namespace fusetune::trust {
 // problem (codegen::check_variant).
 [[nodiscard]] std::string check_winner(const db::WinnerRecord& w);
 
-// `text` for one line of a message: controls replaced, at most `max` characters.
-[[nodiscard]] std::string printable(const std::string& text, size_t max = 80);
-
 }  // namespace fusetune::trust

@@ -10,6 +10,7 @@
 
 #include "codegen/embedded_templates.hpp"
 #include "codegen/generate.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "export/export.hpp"
 #include "gpu/compiler.hpp"
@@ -281,8 +282,8 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
   for (size_t i = 0; i < winners.size(); ++i) {
     if (!want("exports")) break;
     const auto& w = winners[i];
-    const std::string name = fmt::format("export of {} {} ({}) compiles", trust::printable(w.problem_key, 20),
-                                         trust::printable(w.math, 8), trust::printable(w.env.gpu_name, 60));
+    const std::string name = fmt::format("export of {} {} ({}) compiles", text::excerpt(w.problem_key, 20),
+                                         text::excerpt(w.math, 8), text::excerpt(w.env.gpu_name, 60));
     if (refused[i]) {
       add({name, refused[i]->outcome, refused[i]->detail});
       continue;
@@ -335,8 +336,8 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
     if (!want("winners")) break;
     const auto& w = winners[i];
     if (w.env.gpu_name != gpu_name) continue;
-    const std::string name = fmt::format("stored winner {} {} ({})", trust::printable(w.problem_key, 20),
-                                         trust::printable(w.math, 8), trust::printable(w.variant_name, 60));
+    const std::string name = fmt::format("stored winner {} {} ({})", text::excerpt(w.problem_key, 20),
+                                         text::excerpt(w.math, 8), text::excerpt(w.variant_name, 60));
     if (refused[i]) {
       add({name, refused[i]->outcome, refused[i]->detail});
       continue;

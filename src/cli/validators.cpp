@@ -1,0 +1,51 @@
+#include "cli/validators.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "common/terminal_text.hpp"
+
+namespace fusetune::cli {
+
+namespace {
+
+// The value as typed, quoted, short and printable: it is the user's, but still goes to a terminal.
+std::string shown_value(const std::string& value) { return "'" + text::excerpt(value, 24) + "'"; }
+
+}  // namespace
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = fmt::format("{}..{}", lo, hi);
+  return CLI::Validator(
+      [lo, hi](std::string& value) -> std::string {
+        int64_t v = 0;
+        const char* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+        if (value.empty() || ec != std::errc() || ptr != end || v < lo || v > hi)
+          return fmt::format("must be an integer from {} to {}, got {}", lo, hi, shown_value(value));
+        return {};
+      },
+      range, "integer_in");
+}
+
+CLI::Validator seconds_up_to(double max) {
+  const std::string range = fmt::format("(0..{}]", max);
+  return CLI::Validator(
+      [max](std::string& value) -> std::string {
+        double v = 0;
+        const char* end = value.data() + value.size();
+        // from_chars: decimal or scientific only (no hex, no leading '+'); "inf" and "nan" parse
+        // and are refused by the finiteness check.
+        const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+        if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v <= 0 || v > max)
+          return fmt::format("must be a number of seconds > 0 and <= {}, got {}", max, shown_value(value));
+        return {};
+      },
+      range, "seconds_up_to");
+}
+
+}  // namespace fusetune::cli

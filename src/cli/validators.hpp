@@ -1,0 +1,26 @@
+#pragma once
+// Range checks for the numeric flags, run while the command line is parsed, so a bad value is
+// refused before anything runs (exit 2, one line naming the flag and the range):
+//   fusetune: --budget: must be an integer from 1 to 1000000, got '0' (see fusetune --help)
+// CLI11's own CLI::Range and CLI::PositiveNumber print their limits in full (a 300-digit number
+// for a double's), and an unchecked int takes -1 or 0 where neither means anything.
+// README "Flag ranges" lists every range; the limits live here.
+#include <cstdint>
+
+#include <CLI/CLI.hpp>
+
+namespace fusetune::cli {
+
+inline constexpr int64_t kMaxJobs = 1024;          // parallel NVRTC compiles
+inline constexpr int64_t kMaxBudget = 1000000;     // random-strategy variants
+inline constexpr int64_t kMaxDevice = 1023;        // CUDA device ordinal
+inline constexpr int64_t kMaxTopK = 1000;          // stored results re-verified
+inline constexpr double kMaxTimeoutS = 86400;      // one variant's run: a day
+
+// A decimal integer in [lo, hi] (an optional '-', then digits; nothing else).
+[[nodiscard]] CLI::Validator integer_in(int64_t lo, int64_t hi);
+
+// A finite decimal number of seconds in (0, max].
+[[nodiscard]] CLI::Validator seconds_up_to(double max);
+
+}  // namespace fusetune::cli
