@@ -143,6 +143,7 @@ TEST(TrustRecords, FieldsOutsideWhatFusetuneWritesAreNamed) {
       {"cuDNN algorithm", [](auto& w) { w.cudnn_algo = "a\nb"; }},
       {"cuDNN algorithm choices", [](auto& w) { w.conv_choices = "{not json"; }},
       {"not JSON", [](auto& w) { w.variant_json = "{"; }},
+      {"nests deeper", [](auto& w) { w.variant_json = std::string(100000, '[') + std::string(100000, ']'); }},
       {"not the one the record names", [](auto& w) { w.variant_name = "epilogue.other"; }},
   };
   for (const auto& c : cases) {

@@ -41,6 +41,17 @@ bool figure_like(double v) { return std::isnan(v) || v >= 0; }  // error figures
 
 bool known_math(const std::string& m) { return m == "tf32" || m == "fp32"; }
 
+// JSON text stored inside a record (a variant, parameters, conv choices) is parsed with a depth
+// limit: what walks or prints the parsed value afterwards recurses. fusetune's own nest at most 4.
+struct TooDeep : std::exception {};
+nlohmann::json parse_bounded(const std::string& text) {
+  constexpr int kMaxDepth = 16;
+  return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxDepth) throw TooDeep{};
+    return true;
+  });
+}
+
 // The problem a record names: its canonical spec parses, is canonical, and hashes to its key.
 std::string check_problem(const std::string& key, const std::string& canonical) {
   if (canonical.size() > 4096) return "problem spec longer than 4096 characters";
@@ -73,12 +84,14 @@ std::string check_result(const db::ResultRecord& r) {
   if (!codegen::candidate_from_name(r.candidate)) return fmt::format("unknown candidate '{}'", text::excerpt(r.candidate, 32));
   if (!codegen::is_variant_name(r.variant_name)) return "variant name is not a name";
   try {
-    const auto params = nlohmann::json::parse(r.params_json);
+    const auto params = parse_bounded(r.params_json);
     if (!params.is_object() || params.size() > 64) return "parameters are not an object of at most 64 entries";
     for (const auto& [k, v] : params.items())
       if (!codegen::is_identifier(k, 32) || !v.is_number_integer()) return "a parameter is not name = integer";
   } catch (const nlohmann::json::exception&) {
     return "parameters are not JSON";
+  } catch (const TooDeep&) {
+    return "parameters nest deeper than 16 levels";
   }
   if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", text::excerpt(r.status, 32));
   if (!plain_text(r.reason, 4096, true) || !plain_text(r.log_excerpt, 65536, true))
@@ -108,7 +121,7 @@ std::string check_winner(const db::WinnerRecord& w) {
     if (!time_like(v)) return "a time is negative or not finite";
   if (!w.conv_choices.empty()) {
     try {
-      for (const auto& [layout, ch] : tune::conv_choices_from_json(nlohmann::json::parse(w.conv_choices)))
+      for (const auto& [layout, ch] : tune::conv_choices_from_json(parse_bounded(w.conv_choices)))
         if (layout < 0 || layout > 1 || !plain_text(ch.label, 128)) return "cuDNN algorithm choices out of range";
     } catch (const std::exception&) {
       return "cuDNN algorithm choices are not the JSON fusetune writes";
@@ -116,9 +129,11 @@ std::string check_winner(const db::WinnerRecord& w) {
   }
   codegen::Variant v;
   try {
-    v = codegen::variant_from_json(nlohmann::json::parse(w.variant_json));
+    v = codegen::variant_from_json(parse_bounded(w.variant_json));
   } catch (const nlohmann::json::exception&) {
     return "its variant is not JSON";
+  } catch (const TooDeep&) {
+    return "its variant nests deeper than 16 levels";
   } catch (const InputError& e) {
     return text::excerpt(e.what(), 200);
   }
