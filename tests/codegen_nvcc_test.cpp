@@ -1,8 +1,8 @@
 // The kernel templates and the generated sources compile (GPU-free):
 //  - every template in kernel_templates/ with `nvcc -arch=sm_90 -c`, on its sample defines;
 //  - one generated source per design with nvcc too (what `export --format cu` promises);
-//  - every variant of both presets and of the awkward shapes with NVRTC for sm_90, with
-//    status ok and no register spills.
+//  - every variant of both presets and of the awkward shapes with NVRTC for sm_90 (sm_90a for
+//    arch-specific ones: codegen/compile_target.hpp), with status ok and no register spills.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/generate.hpp"
 #include "codegen_problems.hpp"
 #include "gpu/compiler.hpp"
@@ -37,10 +38,10 @@ fs::path temp_dir() {
 bool have_nvcc() { return std::system("nvcc --version > /dev/null 2>&1") == 0; }
 
 // Runs nvcc -c on `file`; returns "" on success, else the compiler's output.
-std::string nvcc_compile(const fs::path& file, const fs::path& dir, const std::string& extra = "") {
+std::string nvcc_compile(const fs::path& file, const fs::path& dir, const std::string& arch_flag = "-arch=sm_90") {
   const fs::path obj = dir / (file.stem().string() + ".o");
   const fs::path log = dir / (file.stem().string() + ".log");
-  const std::string cmd = "nvcc -arch=sm_90 -c " + extra + " \"" + file.string() + "\" -o \"" + obj.string() +
+  const std::string cmd = "nvcc " + arch_flag + " -c \"" + file.string() + "\" -o \"" + obj.string() +
                           "\" > \"" + log.string() + "\" 2>&1";
   if (std::system(cmd.c_str()) == 0) return "";
   std::ifstream in(log);
@@ -84,7 +85,7 @@ TEST(Nvcc, OneGeneratedSourcePerDesignCompiles) {
   for (const auto& [key, v] : firsts) {
     const fs::path file = dir / ("generated_" + std::to_string(i++) + ".cu");
     std::ofstream(file) << v.source;
-    EXPECT_EQ(nvcc_compile(file, dir), "") << key << " (" << v.name << ")";
+    EXPECT_EQ(nvcc_compile(file, dir, nvcc_arch_flag(v, "sm_90")), "") << key << " (" << v.name << ")";
   }
   fs::remove_all(dir);
 }
@@ -104,9 +105,8 @@ std::vector<Compiled> compile_all(const std::vector<Variant>& variants, bool str
   std::atomic<size_t> next{0};
   const auto worker = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {
-      gpu::CompileOptions opt;
-      opt.arch = "sm_90";
-      opt.strict_fp32 = strict_fp32;
+      // The tuner's options: sm_90, or sm_90a for an arch-specific (fused-conv) variant.
+      const gpu::CompileOptions opt = compile_options(*todo[i], "sm_90", strict_fp32);
       out[i] = Compiled{todo[i]->name, gpu::compile_cuda(todo[i]->source, todo[i]->name + ".cu", opt)};
     }
   };

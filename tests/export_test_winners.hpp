@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
 #include "db/records.hpp"
@@ -58,9 +59,7 @@ inline db::WinnerRecord winner_for(const spec::Problem& problem, const codegen::
   w.variant_name = v.name;
   w.variant_json = codegen::to_json(v).dump();
   if (compile && !v.source.empty()) {
-    gpu::CompileOptions o;
-    o.arch = "sm_90";
-    o.strict_fp32 = math == "fp32";
+    gpu::CompileOptions o = codegen::compile_options(v, "sm_90", math == "fp32");  // sm_90a for fused-conv
     o.ptxas_verbose = false;
     const auto r = gpu::compile_cuda(v.source, v.name + ".cu", o);
     if (!r.ok()) throw std::runtime_error("NVRTC failed on " + v.name + ": " + r.log);

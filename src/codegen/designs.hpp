@@ -3,6 +3,7 @@
 //   space_epilogue_nchw.cpp   epilogue after cuDNN's NCHW conv (pointwise, reducing)
 //   space_epilogue_nhwc.cpp   epilogue after cuDNN's NHWC conv (pointwise to NCHW or NHWC, reducing)
 //   space_unfused.cpp         the op-by-op baseline (one fixed configuration)
+//   space_fused_conv.cpp      the implicit-GEMM conv with the epilogue fused (sm_90 only)
 // A design is a template, the kernel it defines, and the ParamSpace of its parameters
 // (fixed parameters included, with an empty abbrev), constraints and launch shape.
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "codegen/param_space.hpp"
 #include "codegen/shape.hpp"
 #include "gpu/device_limits.hpp"
+#include "spec/problem.hpp"
 
 namespace fusetune::codegen {
 
@@ -51,6 +53,39 @@ inline constexpr int64_t kStageChanBytes = 8 * 1024;
 // Elements per thread of an unfused elementwise kernel over `elems` elements: 4 when it
 // divides them (16-byte accesses, like PyTorch's vectorized kernels), else 1.
 [[nodiscard]] int64_t unfused_vec(int64_t elems);
+
+// ---- fused-conv: fused_conv.cu ----------------------------------------------------------
+// Two kernels: ft_fused_conv_pack packs the filters once (untimed), then ft_fused_conv computes
+// bm output pixels x every output channel per block (GEMM-M = N*P*Q pixels, GEMM-N = K, GEMM-K
+// = C*R*S), looping over the ceil(K / bn) channel tiles inside the block, and applies the
+// epilogue (and the channel reduction) to the accumulators before the one store of `out`.
+// Its wgmma instructions exist on sm_90a only.
+
+// The GEMM-K tile: one k-tile is 32 floats of C*R*S.
+inline constexpr int64_t kFusedConvBk = 32;
+
+// Whether the device can run fused-conv at all: compute capability exactly 9.0 (wgmma is in
+// the arch-specific sm_90a target only; sm_100 has no wgmma).
+[[nodiscard]] bool fused_conv_applies(const gpu::DeviceLimits& dev);
+
+// The layout fused-conv writes `out` in: as the spec asks; NHWC for out=any.
+[[nodiscard]] spec::Layout fused_conv_out_layout(const spec::Problem& problem);
+
+// Parameters bm, bn, stages (tuned), bk, reduce, out_nhwc, in_nhwc (fixed by the problem).
+[[nodiscard]] KernelDesign fused_conv_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem);
+
+// The packed filters' extents: K rounded up to bn, and C*R*S rounded up to bk (zero-padded).
+[[nodiscard]] int64_t fused_conv_kn_pad(const Shape& s, int64_t bn);
+[[nodiscard]] int64_t fused_conv_kg_pad(const Shape& s);
+// Threads of ft_fused_conv: one producer warpgroup and bm/64 consumer warpgroups of 128.
+[[nodiscard]] int64_t fused_conv_threads(int64_t bm);
+// Dynamic shared memory of ft_fused_conv for a point, the one place it is computed (the source
+// gets it as FT_SMEM_BYTES, the launch as smem_bytes): 1024 (alignment slack) + the stage ring
+// stages*(bm+bn)*bk floats + an output staging tile of 32 channels x (64+4) pixels per consumer
+// warpgroup + 16 bytes of barriers per stage + 64.
+[[nodiscard]] int64_t fused_conv_smem_bytes(const ParamValues& point);
+// ft_fused_conv_pack's launch: one thread per packed float, 256 per block.
+[[nodiscard]] LaunchConfig fused_conv_pack_launch(const Shape& s, const ParamValues& point);
 
 // Constraints every design shares: the block fits the device (threads per block and per SM,
 // a whole number of warps, static shared memory per block and per SM).

@@ -19,6 +19,9 @@ namespace fusetune::codegen {
                                                   const GenerateOptions& options);
 [[nodiscard]] std::vector<Variant> generate_epilogue(const spec::Problem& problem, const Shape& s,
                                                      const gpu::DeviceLimits& limits, const GenerateOptions& options);
+// None unless the device is sm_90 (fused_conv_applies).
+[[nodiscard]] std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Shape& s,
+                                                       const gpu::DeviceLimits& limits, const GenerateOptions& options);
 
 // The layout transforms of the channels-last designs.
 [[nodiscard]] TransposeConfig x_to_nhwc(const Shape& s);  // x (N,C,HW) -> x_nhwc, params tr_*

@@ -11,6 +11,17 @@ namespace {
 // before masking them off, so 32-bit indices need this much headroom below 2^31.
 constexpr int64_t kIndexSlack = int64_t(1) << 22;
 
+// "#define NAME value  // what\n"
+void define_line(std::string& out, const char* name, int64_t value, const char* what) {
+  out += "#define ";
+  out += name;
+  out += ' ';
+  out += std::to_string(value);
+  out += "  // ";
+  out += what;
+  out += '\n';
+}
+
 }  // namespace
 
 Shape shape_of(const spec::Problem& problem) {
@@ -31,15 +42,7 @@ Shape shape_of(const spec::Problem& problem) {
 
 std::string shape_defines(const Shape& s) {
   std::string out;
-  const auto def = [&](const char* name, int64_t value, const char* what) {
-    out += "#define ";
-    out += name;
-    out += ' ';
-    out += std::to_string(value);
-    out += "  // ";
-    out += what;
-    out += '\n';
-  };
+  const auto def = [&](const char* name, int64_t value, const char* what) { define_line(out, name, value, what); };
   def("FT_N", s.n, "batch");
   def("FT_C", s.c, "input channels");
   def("FT_H", s.h, "input height");
@@ -56,6 +59,18 @@ std::string shape_defines(const Shape& s) {
   def("FT_NUM_PARAMS", s.num_params, "per-channel parameter vectors after the bias in chan");
   def("FT_CHAN_FLOATS", s.chan_floats(), "floats in chan");
   def("FT_INDEX_64", s.index64 ? 1 : 0, "64-bit flat indices");
+  return out;
+}
+
+std::string conv_geometry_defines(const spec::Problem& problem) {
+  const spec::Conv& c = problem.conv;
+  std::string out;
+  define_line(out, "FT_STRIDE_H", c.stride_h, "vertical stride");
+  define_line(out, "FT_STRIDE_W", c.stride_w, "horizontal stride");
+  define_line(out, "FT_PAD_H", c.pad_h, "zero padding above and below");
+  define_line(out, "FT_PAD_W", c.pad_w, "zero padding left and right");
+  define_line(out, "FT_DIL_H", c.dil_h, "vertical dilation");
+  define_line(out, "FT_DIL_W", c.dil_w, "horizontal dilation");
   return out;
 }
 

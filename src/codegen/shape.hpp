@@ -29,6 +29,11 @@ struct Shape {
 // FT_HAS_BIAS, FT_NUM_PARAMS, FT_CHAN_FLOATS and FT_INDEX_64.
 [[nodiscard]] std::string shape_defines(const Shape& shape);
 
+// "#define FT_STRIDE_H 1\n..." : FT_STRIDE_H/W, FT_PAD_H/W, FT_DIL_H/W, for templates that
+// index the input themselves (fused-conv's implicit GEMM). Kept apart from shape_defines so
+// every other design's source, and so every stored record's, stays as it was.
+[[nodiscard]] std::string conv_geometry_defines(const spec::Problem& problem);
+
 // Bytes of n fp32 values, as a double for GB/s figures.
 [[nodiscard]] inline double fp32_bytes(int64_t n) { return 4.0 * double(n); }
 

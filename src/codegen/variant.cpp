@@ -12,6 +12,7 @@ std::string_view candidate_name(Candidate c) {
     case Candidate::unfused: return "unfused";
     case Candidate::cudnn: return "cudnn";
     case Candidate::epilogue: return "epilogue";
+    case Candidate::fused_conv: return "fused-conv";
   }
   return "?";
 }
@@ -27,6 +28,7 @@ Role role_of(Candidate c) {
     case Candidate::unfused: return Role::baseline;
     case Candidate::cudnn: return Role::floor;
     case Candidate::epilogue: return Role::solution;
+    case Candidate::fused_conv: return Role::solution;
   }
   return Role::solution;
 }

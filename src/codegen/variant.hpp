@@ -20,8 +20,9 @@ namespace fusetune::codegen {
 
 // Which candidate made a variant (README, "Candidates"). A new one goes here and in kCandidates;
 // the compiler then names the switches that must place it (candidate_name, role_of).
-enum class Candidate { unfused, cudnn, epilogue };
-inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn, Candidate::epilogue};
+enum class Candidate { unfused, cudnn, epilogue, fused_conv };
+inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn, Candidate::epilogue,
+                                            Candidate::fused_conv};
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it
@@ -30,7 +31,8 @@ inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn
 //   solution  a generated design competing to win
 enum class Role { baseline, floor, solution };
 
-[[nodiscard]] std::string_view candidate_name(Candidate c);  // "unfused" | "cudnn" | "epilogue"
+// "unfused" | "cudnn" | "epilogue" | "fused-conv"
+[[nodiscard]] std::string_view candidate_name(Candidate c);
 [[nodiscard]] std::optional<Candidate> candidate_from_name(std::string_view name);
 [[nodiscard]] Role role_of(Candidate c);
 [[nodiscard]] std::string_view role_name(Role r);  // "baseline" | "floor" | "solution"
@@ -125,6 +127,10 @@ struct Variant {
   spec::Layout output_layout = spec::Layout::nchw;
   // Bytes the generated kernels must move (read + written) at minimum, for GB/s figures.
   double kernel_bytes = 0.0;
+  // Compiled for the arch-specific target sm_XXa (sm_90a), not sm_XX: its kernels use wgmma,
+  // which only the arch-specific target has. codegen/compile_target.hpp turns it into the
+  // NVRTC arch; every compile of a variant goes through there.
+  bool arch_specific = false;
 
   [[nodiscard]] Role role() const { return role_of(candidate); }
   [[nodiscard]] const Buffer& buffer(BufferRef r) const { return buffers.at(r); }

@@ -130,6 +130,9 @@ nlohmann::json to_json(const Variant& v) {
   j["output"] = v.buffers.empty() ? std::string() : v.output_buffer().name;
   j["output_layout"] = layout_str(v.output_layout);
   j["kernel_bytes"] = v.kernel_bytes;
+  // Written only when set: every other variant's JSON stays byte for byte what it was, and
+  // stored records are compared with regenerated ones by their JSON (trust/provenance.cpp).
+  if (v.arch_specific) j["arch_specific"] = true;
   return j;
 }
 
@@ -158,6 +161,7 @@ Variant variant_from_json(const nlohmann::json& j) {
     v.output = *r;
     v.output_layout = conv_layout_from(j.at("output_layout").get<std::string>());
     v.kernel_bytes = j.at("kernel_bytes").get<double>();
+    if (j.contains("arch_specific")) v.arch_specific = j.at("arch_specific").get<bool>();
     return v;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("not a fusetune variant: {}", e.what()));

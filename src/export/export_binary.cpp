@@ -4,6 +4,7 @@
 // math mode's options, which reproduces the tuned binary for the same NVRTC version.
 #include <fmt/format.h>
 
+#include "codegen/compile_target.hpp"
 #include "common/error.hpp"
 #include "export/export.hpp"
 #include "export/winner.hpp"
@@ -22,10 +23,10 @@ gpu::CompileResult recompile(const codegen::Variant& v, const db::WinnerRecord& 
   if (winner.env.cc_major <= 0) {
     throw InputError(fmt::format("the winner {} records no GPU architecture to compile for", v.name));
   }
-  gpu::CompileOptions options;
-  options.arch = winner.env.arch();
-  options.strict_fp32 = winner.math == "fp32";  // as the tuner compiled it (--fmad=false)
-  options.ptxas_verbose = false;                // resource figures are not needed here
+  // As the tuner compiled it: its target (sm_90a for arch-specific variants), --fmad=false
+  // under strict fp32.
+  gpu::CompileOptions options = codegen::compile_options(v, winner.env.arch(), winner.math == "fp32");
+  options.ptxas_verbose = false;  // resource figures are not needed here
   const gpu::CompileResult r = gpu::compile_cuda(v.source, v.name + ".cu", options);
   if (!r.ok()) {
     throw Error(ExitCode::failure,

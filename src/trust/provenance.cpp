@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/embedded_templates.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
@@ -57,9 +58,8 @@ Provenance check_provenance(const db::WinnerRecord& w) {
     // (ptxas writes its own options into the CUBIN, so they must match to compare bytes).
     std::optional<gpu::CompileOptions> options;
     for (bool verbose : {true, false}) {
-      gpu::CompileOptions o;
-      o.arch = w.env.arch();
-      o.strict_fp32 = w.math == "fp32";
+      // The regenerated variant says which target it needs (sm_90a for wgmma kernels).
+      gpu::CompileOptions o = codegen::compile_options(v, w.env.arch(), w.math == "fp32");
       o.ptxas_verbose = verbose;
       if (fmt::format("{}", fmt::join(gpu::nvrtc_options(o), " ")) == w.compile_options) options = o;
     }

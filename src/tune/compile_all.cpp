@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "codegen/compile_target.hpp"
 #include "gpu/compiler.hpp"
 
 namespace fusetune::tune {
@@ -33,9 +34,7 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
   r.variant = v;
   if (v.source.empty()) return r;  // library-only candidates (cudnn): nothing to compile
 
-  gpu::CompileOptions co;
-  co.arch = opts.arch;
-  co.strict_fp32 = opts.strict_fp32;
+  const gpu::CompileOptions co = codegen::compile_options(v, opts.arch, opts.strict_fp32);
   try {
     gpu::CompileResult cr = gpu::compile_cuda(v.source, v.name + ".cu", co);
     r.compile.compile_ms = cr.compile_ms;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/embedded_templates.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
@@ -97,9 +98,7 @@ VariantResult injected_from_winner(const db::WinnerRecord& w) {
   if (!r.variant.source.empty() && w.cubin.empty()) {
     // A record without its binary (a dump trimmed by hand, a record from a build that did not
     // keep it): compiled here as the tuner would have, for the GPU it was measured on.
-    gpu::CompileOptions o;
-    o.arch = w.env.arch();
-    o.strict_fp32 = w.math == "fp32";
+    const gpu::CompileOptions o = codegen::compile_options(r.variant, w.env.arch(), w.math == "fp32");
     gpu::CompileResult cr = gpu::compile_cuda(r.variant.source, r.variant.name + ".cu", o);
     if (!cr.ok())
       throw Error(ExitCode::failure, fmt::format("{} does not compile for {}", r.variant.name, o.arch));

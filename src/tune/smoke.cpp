@@ -8,8 +8,10 @@
 #include <fstream>
 #include <optional>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/embedded_templates.hpp"
 #include "codegen/generate.hpp"
+#include "codegen/variant_json.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "export/export.hpp"
@@ -160,8 +162,7 @@ SmokeCheck check_winner(const db::WinnerRecord& w, const std::string& name, cons
     // TEST-ONLY: recompile with a delay kernel appended to the plan (correct, but slow).
     auto& v = stored.variant;
     v.source += "\n" + std::string(codegen::template_source("planted.cu"));
-    gpu::CompileOptions co;
-    co.arch = w.env.arch();
+    const gpu::CompileOptions co = codegen::compile_options(v, w.env.arch(), false);
     const auto cr = gpu::compile_cuda(v.source, v.name, co);
     if (!cr.ok()) throw Error(ExitCode::failure, "stale plant did not compile: " + cr.log.substr(0, 200));
     stored.compile.cubin = cr.cubin;
@@ -296,7 +297,10 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
       TempDir dir("fusetune-smoke");
       const auto cu = dir.path() / "winner.cu";
       std::ofstream(cu) << exporter::export_cu(spec::parse(w.canonical), w);
-      const std::string cmd = fmt::format("nvcc -arch={} -c {} -o {} > {} 2>&1", w.env.arch(), cu.string(),
+      // The target the winner was tuned with (sm_90a for arch-specific variants).
+      const std::string arch = codegen::nvcc_arch_flag(
+          codegen::variant_from_json(nlohmann::json::parse(w.variant_json)), w.env.arch());
+      const std::string cmd = fmt::format("nvcc {} -c {} -o {} > {} 2>&1", arch, cu.string(),
                                           (dir.path() / "winner.o").string(), (dir.path() / "log").string());
       const bool ok = std::system(cmd.c_str()) == 0;
       std::string log;

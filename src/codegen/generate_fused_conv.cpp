@@ -1,0 +1,70 @@
+// The `fused-conv` candidate: no cuDNN. The filters are packed once (an untimed parameter
+// transform, like the channels-last designs' w -> w_krsc), then ONE generated kernel computes
+// the convolution as an implicit GEMM with wgmma and applies bias + the whole epilogue (+ the
+// reduction) to its accumulators: the conv output never reaches memory. sm_90 only.
+#include "codegen/designs.hpp"
+#include "codegen/generate_parts.hpp"
+
+namespace fusetune::codegen {
+
+namespace {
+
+constexpr const char* kPackKernel = "ft_fused_conv_pack";
+
+// Bytes the fused kernel must move: x read once, the output written once (the packed filters
+// and per-channel vectors are small and stay in L2).
+double fused_conv_bytes(const spec::Problem& problem, const Shape& s) {
+  return fp32_bytes(s.input_elems()) + fp32_bytes(problem.reduce ? s.pixels() : s.conv_out_elems());
+}
+
+Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const GenerateOptions& options,
+                           const KernelDesign& d, const ParamValues& point) {
+  const spec::Layout layout = fused_conv_out_layout(problem);
+  const int64_t bn = point.at("bn");
+  Variant v;
+  v.candidate = Candidate::fused_conv;
+  v.design = d.prefix;
+  v.name = d.space.variant_name(d.prefix, point);
+  v.arch_specific = true;  // wgmma: sm_90a
+  SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(v.candidate)));
+  add_params(v, b, point.items);
+  // Derived, not searched: the kernel checks its shared-memory carve-up against the launch's.
+  add_params(v, b, {{"smem_bytes", fused_conv_smem_bytes(point)}});
+  b.kernel(kPackKernel);
+  b.kernel(d.kernel_name);
+  b.defines("problem shape", shape_defines(s));
+  b.defines("conv geometry", conv_geometry_defines(problem));
+  b.template_file("ft_common.cuh");
+  b.template_file("ft_wgmma.cuh");  // the template's wgmma, mbarrier and cp.async helpers
+  b.code("epilogue ops", epilogue_chain_code(problem, s));
+  b.template_file(d.template_file);
+  v.source = b.str();
+
+  PlanBuilder pb(problem, v);
+  const BufferRef x = pb.x();
+  const BufferRef w = pb.w();
+  const BufferRef chan = pb.chan();
+  const BufferRef wpack = pb.scratch(
+      "wpack", TensorLayout::vector, {{"KN_PAD", fused_conv_kn_pad(s, bn)}, {"KG_PAD", fused_conv_kg_pad(s)}},
+      "the filters packed for ft_fused_conv: K rounded up to bn by C*R*S rounded up to 32, zero-padded");
+  pb.kernel(kPackKernel, fused_conv_pack_launch(s, point), {w, wpack}, {1}, false);
+  const BufferRef out = pb.out(layout);
+  pb.kernel(d.kernel_name, d.space.launch(point), {x, wpack, out, chan}, {2});
+  pb.set_output(out, layout);
+  v.kernel_bytes = fused_conv_bytes(problem, s);
+  return v;
+}
+
+}  // namespace
+
+std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Shape& s, const gpu::DeviceLimits& limits,
+                                         const GenerateOptions& options) {
+  // wgmma is in sm_90a only: other devices (and GPU-free `compile --arch` for them) get none.
+  if (!fused_conv_applies(limits)) return {};
+  const KernelDesign d = fused_conv_design(s, limits, problem);
+  std::vector<Variant> out;
+  for (const auto& point : d.space.enumerate()) out.push_back(fused_conv_variant(problem, s, options, d, point));
+  return out;
+}
+
+}  // namespace fusetune::codegen
