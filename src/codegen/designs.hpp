@@ -78,7 +78,8 @@ inline constexpr int64_t kFusedConvBk = 32;
 [[nodiscard]] int64_t fused_conv_kn_pad(const Shape& s, int64_t bn);
 [[nodiscard]] int64_t fused_conv_kg_pad(const Shape& s);
 // Threads of ft_fused_conv: one producer warpgroup and bm/64 consumer warpgroups of 128.
-[[nodiscard]] int64_t fused_conv_threads(int64_t bm);
+[[nodiscard]] int64_t fused_conv_producers(const ParamValues& point);  // producer warpgroups
+[[nodiscard]] int64_t fused_conv_threads(const ParamValues& point);
 // Dynamic shared memory of ft_fused_conv for a point, the one place it is computed (the source
 // gets it as FT_SMEM_BYTES, the launch as smem_bytes): 1024 (alignment slack) + the stage ring
 // stages*(bm+bn)*bk floats + an output staging tile of 32 channels x (64+4) pixels per consumer

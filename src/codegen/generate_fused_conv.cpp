@@ -29,7 +29,7 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
   SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(v.candidate)));
   add_params(v, b, point.items);
   // Derived, not searched: the kernel checks its shared-memory carve-up against the launch's.
-  add_params(v, b, {{"smem_bytes", fused_conv_smem_bytes(point)}});
+  add_params(v, b, {{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}});
   b.kernel(kPackKernel);
   b.kernel(d.kernel_name);
   b.defines("problem shape", shape_defines(s));

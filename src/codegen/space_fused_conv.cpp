@@ -17,12 +17,9 @@ constexpr int64_t kSmallConvPixels = int64_t(132) * 128 * 4;
 
 // Registers a consumer thread needs besides its bn/2 accumulators (addresses, loop state,
 // epilogue temporaries), and the most a thread can have.
-constexpr int64_t kFusedConvOtherRegs = 48;
+constexpr int64_t kFusedConvOtherRegs = 64;
 constexpr int64_t kMaxRegsPerThread = 255;
 
-// A pipeline shallower than this leaves the tensor cores waiting on loads whenever the K loop
-// is long enough to fill it.
-constexpr int64_t kMinStages = 3;
 
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
@@ -43,7 +40,9 @@ int64_t fused_conv_kn_pad(const Shape& s, int64_t bn) { return round_up(s.k, bn)
 
 int64_t fused_conv_kg_pad(const Shape& s) { return round_up(s.c * s.rs, kFusedConvBk); }
 
-int64_t fused_conv_threads(int64_t bm) { return 128 * (bm / 64 + 1); }
+int64_t fused_conv_producers(const ParamValues& v) { return v.at("gather") == 1 ? 2 : 1; }
+
+int64_t fused_conv_threads(const ParamValues& v) { return 128 * (v.at("bm") / 64 + fused_conv_producers(v)); }
 
 int64_t fused_conv_smem_bytes(const ParamValues& v) {
   const int64_t bm = v.at("bm");
@@ -65,9 +64,15 @@ KernelDesign fused_conv_design(const Shape& s, const gpu::DeviceLimits& dev, con
   ParamSpace& sp = d.space;
   const bool reduce = problem.reduce.has_value();
   const bool out_nhwc = fused_conv_out_layout(problem) == spec::Layout::nhwc;
-  sp.param("bm", "m", {64, 128, 192, 256})
+  // bm 192 and 256 (three and four consumer warpgroups) were slower than 128 on both presets'
+  // shapes (docs/perf-notes.md) and spill under their register caps; gather 0 gathers the input
+  // with 4-byte cp.async and rounds it in a second pass, gather 1 through registers with two
+  // producer warpgroups.
+  sp.param("bm", "m", {64, 128})
       .param("bn", "n", {32, 64, 128, 256})
-      .param("stages", "s", {2, 3, 4, 5, 6})
+      // Fewer than 3 stages leaves the MMAs waiting on loads (and 2 spilled on short K loops).
+      .param("stages", "s", {3, 4, 6})
+      .param("gather", "g", {0, 1})
       .param("bk", "", {kFusedConvBk})
       .param("reduce", "", {reduce ? 1 : 0})
       .param("out_nhwc", "", {out_nhwc ? 1 : 0})
@@ -83,19 +88,18 @@ KernelDesign fused_conv_design(const Shape& s, const gpu::DeviceLimits& dev, con
                  " (4 waves of 128-pixel tiles on 132 SMs); larger problems fill the GPU with bigger tiles",
              [=](const ParamValues& v) { return v.at("bm") != 64 || pixels < kSmallConvPixels; });
   const int64_t k_tiles = fused_conv_kg_pad(s) / kFusedConvBk;
-  sp.require("stages must be at least " + std::to_string(kMinStages) +
-                 " (loads overlap the MMAs) unless the K loop has fewer k-tiles than that",
-             [=](const ParamValues& v) { return v.at("stages") >= kMinStages || k_tiles < kMinStages; });
+  sp.require("gather 0 needs at least 3 k-tiles (C*R*S > 64): on shorter K loops ptxas spills its producer",
+             [=](const ParamValues& v) { return v.at("gather") == 1 || k_tiles >= 3; });
   const int64_t regs = dev.regs_per_block;
   sp.require("registers: bn/2 accumulators + " + std::to_string(kFusedConvOtherRegs) +
                  " per consumer thread must fit min(255, " + std::to_string(regs) + " / threads per block)",
              [=](const ParamValues& v) {
-               const int64_t per_thread = std::min(kMaxRegsPerThread, regs / fused_conv_threads(v.at("bm")));
+               const int64_t per_thread = std::min(kMaxRegsPerThread, regs / fused_conv_threads(v));
                return v.at("bn") / 2 + kFusedConvOtherRegs <= per_thread;
              });
   const int64_t max_threads = dev.max_threads_per_block;
-  sp.require("threads per block (128 * (bm/64 + 1)) must not exceed the device's " + std::to_string(max_threads),
-             [=](const ParamValues& v) { return fused_conv_threads(v.at("bm")) <= max_threads; });
+  sp.require("threads per block (128 * (bm/64 + producer warpgroups)) must not exceed the device's " + std::to_string(max_threads),
+             [=](const ParamValues& v) { return fused_conv_threads(v) <= max_threads; });
   const int64_t smem = dev.smem_per_block_optin;
   sp.require("dynamic shared memory (stage ring + output staging) must fit the device's opt-in " +
                  std::to_string(smem) + " bytes per block",
@@ -113,7 +117,7 @@ KernelDesign fused_conv_design(const Shape& s, const gpu::DeviceLimits& dev, con
   sp.launch = [=](const ParamValues& v) {
     LaunchConfig l;
     l.grid = {uint32_t(ceil_div(pixels, v.at("bm"))), 1, 1};
-    l.block = {uint32_t(fused_conv_threads(v.at("bm"))), 1, 1};
+    l.block = {uint32_t(fused_conv_threads(v)), 1, 1};
     l.smem_bytes = uint32_t(fused_conv_smem_bytes(v));
     return l;
   };

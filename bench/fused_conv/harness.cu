@@ -1,0 +1,98 @@
+// Standalone check of kernel_templates/fused_conv.cu on one configuration, for debugging the
+// template on the GPU without fusetune (fusetune's own verification is the real gate):
+//   nvcc -arch=sm_90a -std=c++17 -I kernel_templates -DFT_BM=128 ... bench/fused_conv/harness.cu
+// Epilogue: y = conv + bias, then `v * 2` (and min over channels when FT_REDUCE). Prints the
+// worst errors against a float64 CPU conv and where they are (first few wrong elements).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define FT_GENERATED 1
+#ifndef FT_P
+#define FT_P ((FT_H + 2 * FT_PAD_H - FT_DIL_H * (FT_R - 1) - 1) / FT_STRIDE_H + 1)
+#define FT_Q ((FT_W + 2 * FT_PAD_W - FT_DIL_W * (FT_S - 1) - 1) / FT_STRIDE_W + 1)
+#endif
+#define FT_PQ (FT_P * FT_Q)
+#define FT_HW (FT_H * FT_W)
+#define FT_RS (FT_R * FT_S)
+#define FT_HAS_BIAS 1
+#define FT_NUM_PARAMS 0
+#define FT_CHAN_FLOATS FT_K
+#define FT_SMEM_BYTES (1024 + FT_STAGES * (FT_BM + FT_BN) * FT_BK * 4 + (FT_BM / 64) * 32 * 68 * 4 + 16 * FT_STAGES + 64)
+#include "ft_common.cuh"
+#include "ft_wgmma.cuh"
+__device__ __forceinline__ float ft_chain(float v, int, const float*) { return v * 2.0f; }
+__device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return v * 2.0f; }
+__device__ __forceinline__ float ft_chain_post(float v, int, const float*) { return v; }
+__device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
+__device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
+__device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
+#include "fused_conv.cu"
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); return 2; } } while (0)
+
+int main() {
+  const long long xe = (long long)FT_N * FT_C * FT_HW, we = (long long)FT_K * FT_C * FT_RS;
+  const long long M = (long long)FT_N * FT_PQ;
+  const long long oe = FT_REDUCE ? M : M * FT_K;
+  std::vector<float> x(xe), w(we), b(FT_K), out(oe);
+  srand(1);
+  for (auto& v : x) v = rand() / (float)RAND_MAX * 2 - 1;
+  for (auto& v : w) v = rand() / (float)RAND_MAX * 2 - 1;
+  for (auto& v : b) v = rand() / (float)RAND_MAX * 2 - 1;
+  float *dx, *dw, *dp, *db, *dout;
+  const long long pe = (long long)FT_KN_PAD * FT_KG_PAD;
+  CK(cudaMalloc(&dx, xe * 4)); CK(cudaMalloc(&dw, we * 4)); CK(cudaMalloc(&dp, pe * 4));
+  CK(cudaMalloc(&db, FT_K * 4)); CK(cudaMalloc(&dout, oe * 4));
+  CK(cudaMemcpy(dx, x.data(), xe * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dw, w.data(), we * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(db, b.data(), FT_K * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dout, 0xff, oe * 4));  // NaN poison
+  ft_fused_conv_pack<<<(unsigned)((pe + 255) / 256), 256>>>(dw, dp);
+  CK(cudaFuncSetAttribute(ft_fused_conv, cudaFuncAttributeMaxDynamicSharedMemorySize, FT_SMEM_BYTES));
+  const unsigned grid = (unsigned)((M + FT_BM - 1) / FT_BM);
+  ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+  cudaEventRecord(e0);
+  for (int i = 0; i < 10; ++i) ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
+  cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
+  float ms; cudaEventElapsedTime(&ms, e0, e1);
+  CK(cudaMemcpy(out.data(), dout, oe * 4, cudaMemcpyDeviceToHost));
+  // float64 reference on a sample of pixels (all of them when small)
+  double worst = 0; long long bad = 0, checked = 0;
+  const long long step = M > 20000 ? M / 20000 : 1;
+  for (long long m = 0; m < M; m += step) {
+    const long long n = m / FT_PQ; const int pq = (int)(m % FT_PQ), p = pq / FT_Q, q = pq % FT_Q;
+    double red = INFINITY;
+    for (int k = 0; k < FT_K; ++k) {
+      double acc = b[k], mag = 0;
+      for (int c = 0; c < FT_C; ++c) for (int r = 0; r < FT_R; ++r) for (int s = 0; s < FT_S; ++s) {
+        const int ih = p * FT_STRIDE_H - FT_PAD_H + r * FT_DIL_H, iw = q * FT_STRIDE_W - FT_PAD_W + s * FT_DIL_W;
+        if (ih < 0 || ih >= FT_H || iw < 0 || iw >= FT_W) continue;
+        const double xv = FT_IN_NHWC ? x[((n * FT_H + ih) * FT_W + iw) * FT_C + c] : x[((n * FT_C + c) * FT_H + ih) * FT_W + iw];
+        const double wv = w[((k * FT_C + c) * FT_R + r) * FT_S + s];
+        acc += xv * wv; mag += fabs(xv * wv);
+      }
+      const double ref = acc * 2;
+      if (FT_REDUCE) { red = fmin(red, ref); continue; }
+      const float got = FT_OUT_NHWC ? out[m * FT_K + k] : out[(n * FT_K + k) * FT_PQ + pq];
+      const double err = fabs(got - ref) / (2 * mag * 1e-3 + 1e-6);
+      ++checked;
+      if (!(err <= 1)) { if (bad++ < 8) printf("wrong m=%lld (n=%lld p=%d q=%d) k=%d got %g want %g\n", m, n, p, q, k, got, ref); }
+      if (err > worst || err != err) worst = err;
+    }
+    if (FT_REDUCE) {
+      const float got = out[m];
+      ++checked;
+      const double err = fabs(got - red) / (fabs(red) * 1e-2 + 1e-2);
+      if (!(err <= 1)) { if (bad++ < 8) printf("wrong m=%lld got %g want %g\n", m, got, red); }
+      if (err > worst || err != err) worst = err;
+    }
+  }
+  const double flop = 2.0 * M * FT_K * FT_KG;
+  printf("%s: checked %lld, wrong %lld, worst %.3f of a loose bound; %.3f ms, %.1f TFLOP/s\n",
+         bad ? "FAIL" : "ok", checked, bad, worst, ms / 10, flop / (ms / 10 * 1e-3) / 1e12);
+  return bad ? 1 : 0;
+}
