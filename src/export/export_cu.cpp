@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/compile_target.hpp"
+#include "common/error.hpp"
 #include "export/export.hpp"
 #include "export/plan_buffers.hpp"
 #include "export/plan_text.hpp"
@@ -164,6 +166,30 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
   return out;
 }
 
+// How to build the file. Most winners' kernels compile for any recent architecture; an
+// arch-specific winner's (wgmma) only for the arch-specific target of the GPU it was tuned on,
+// and nvcc needs the one flag that gets exactly there (the same smoke compiles it with).
+std::string use_lines(const codegen::Variant& v, const db::WinnerRecord& w) {
+  if (!v.arch_specific) {
+    return "// Use: compile this file with nvcc (-arch=sm_XX for your GPU), allocate the buffers below, and\n"
+           "// call fusetune_run_epilogue() (at the end) with a callback that runs the cuDNN convolution.\n";
+  }
+  if (w.env.cc_major < 1 || w.env.cc_major > 20 || w.env.cc_minor < 0 || w.env.cc_minor > 9) {
+    throw InputError(fmt::format("the winner {} is arch-specific but records no valid GPU architecture (compute "
+                                 "capability {}.{})",
+                                 v.name, w.env.cc_major, w.env.cc_minor));
+  }
+  const std::string arch = w.env.arch();  // "sm_90"
+  const std::string target = codegen::compile_arch(v, arch);  // "sm_90a"
+  return fmt::format(
+      "// Use: compile this file with nvcc {} (exactly that: its\n"
+      "// kernels use wgmma, which builds for the arch-specific target {} only, neither with\n"
+      "// -arch={} nor with nvcc 13's -arch={}; the binary runs on GPUs of compute capability\n"
+      "// {}.{} only), allocate the buffers below, and call fusetune_run_epilogue() (at the end) with a\n"
+      "// callback that runs the cuDNN convolution.\n",
+      codegen::nvcc_arch_flag(v, arch), target, arch, target, w.env.cc_major, w.env.cc_minor);
+}
+
 constexpr std::string_view kRule =
     "// =================================================================================================\n";
 
@@ -178,9 +204,7 @@ std::string export_cu(const spec::Problem& problem, const db::WinnerRecord& winn
   out += kRule;
   out += comment_block(summary_lines(problem, winner, v), "// ");
   out += "//\n";
-  out +=
-      "// Use: compile this file with nvcc (-arch=sm_XX for your GPU), allocate the buffers below, and\n"
-      "// call fusetune_run_epilogue() (at the end) with a callback that runs the cuDNN convolution.\n";
+  out += use_lines(v, winner);
   out += "//\n";
   out += comment_block(
       plan_lines(problem, winner, v, buffers, "the caller: fusetune_run_epilogue calls its conv callback here"), "// ");

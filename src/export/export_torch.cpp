@@ -1,11 +1,26 @@
 // export_torch: the winner as a Python module with `class Model(nn.Module)`, made from
 // export_templates/torch_module.py.in. The template holds all the Python; this file only
 // renders the values it is filled with (problem, plan, source, constructor signature).
+//
+// How the module gets its kernels depends on the variant. Most compile SOURCE once per device
+// through CuPy (NVRTC), which picks the device's architecture itself (sm_90). An arch-specific
+// variant (Variant::arch_specific: wgmma) builds for sm_90a only, which CuPy never asks for, so
+// its module carries the record's CUBIN instead (base64 in string literals, like every value
+// from the database) and loads that, on a GPU of the record's compute capability only. The
+// template has a block for each way: lines between "#@source" and "#@end" are kept for the
+// former, lines between "#@cubin" and "#@end" for the latter; the marker lines never reach the
+// module, so the modules of other variants are what they were before the CUBIN way existed.
+#include <map>
+#include <string_view>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/compile_target.hpp"
 #include "codegen/variant_json.hpp"
+#include "common/error.hpp"
+#include "db/base64.hpp"
 #include "export/export.hpp"
 #include "export/plan_buffers.hpp"
 #include "export/plan_text.hpp"
@@ -74,6 +89,59 @@ std::string variant_json(const codegen::Variant& v) {
   return out + "  ]\n}";
 }
 
+// The CUBIN's base64 as string literals, one per line, which the template joins (in parentheses,
+// as Python concatenates adjacent literals) and decodes.
+std::string cubin_base64_lines(const std::string& cubin) {
+  constexpr size_t kWidth = 100;
+  const std::string b64 = db::base64_encode(cubin);
+  std::string out;
+  for (size_t i = 0; i < b64.size(); i += kWidth) {
+    if (!out.empty()) out += '\n';
+    out += "    " + py_str(b64.substr(i, kWidth));
+  }
+  return out;
+}
+
+// The template with the lines of the way this module does not take removed, and every marker
+// line: see the comment at the top. Markers that do not pair up are the template's fault.
+std::string select_blocks(std::string_view text, bool cubin) {
+  std::string out;
+  std::string_view open;  // the block we are in: "" (none), "#@source" or "#@cubin"
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t eol = text.find('\n', pos);
+    const size_t end = eol == std::string_view::npos ? text.size() : eol + 1;
+    const std::string_view line = text.substr(pos, end - pos);
+    pos = end;
+    std::string_view marker = line;
+    while (!marker.empty() && (marker.front() == ' ')) marker.remove_prefix(1);
+    while (!marker.empty() && (marker.back() == '\n' || marker.back() == ' ')) marker.remove_suffix(1);
+    if (marker == "#@source" || marker == "#@cubin") {
+      if (!open.empty()) throw Error(ExitCode::failure, fmt::format("torch template: {} inside {}", marker, open));
+      open = marker == "#@source" ? "#@source" : "#@cubin";
+      continue;
+    }
+    if (marker == "#@end") {
+      if (open.empty()) throw Error(ExitCode::failure, "torch template: #@end outside a block");
+      open = "";
+      continue;
+    }
+    if (open.empty() || (open == "#@cubin") == cubin) out += line;
+  }
+  if (!open.empty()) throw Error(ExitCode::failure, fmt::format("torch template: {} is not closed", open));
+  return out;
+}
+
+// The record's GPU architecture ("sm_90"), to which an arch-specific winner's CUBIN is tied.
+std::string record_arch(const codegen::Variant& v, const db::WinnerRecord& w) {
+  if (w.env.cc_major < 1 || w.env.cc_major > 20 || w.env.cc_minor < 0 || w.env.cc_minor > 9) {
+    throw InputError(fmt::format("the winner {} is arch-specific but records no valid GPU architecture (compute "
+                                 "capability {}.{})",
+                                 v.name, w.env.cc_major, w.env.cc_minor));
+  }
+  return w.env.arch();
+}
+
 // The template puts each comment block on lines of its own.
 std::string without_last_newline(std::string text) {
   if (text.ends_with('\n')) text.pop_back();
@@ -89,7 +157,7 @@ std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& w
   const TorchSignature sig = torch_signature(problem);
   const spec::Conv& c = problem.conv;
 
-  const std::map<std::string, std::string> values = {
+  std::map<std::string, std::string> values = {
       {"HEADER", without_last_newline(comment_block(summary_lines(problem, winner, v), "# "))},
       {"PLAN", without_last_newline(comment_block(
                    plan_lines(problem, winner, v, buffers, "Model.forward through torch.nn.functional.conv2d"), "# "))},
@@ -104,11 +172,25 @@ std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& w
       {"INIT_PARAMS", init_params(sig)},
       {"PARAM_NAMES", param_names(sig)},
       {"BUFFER_FLOATS", buffer_floats(buffers)},
-      {"NVRTC_OPTIONS", nvrtc_options(winner)},
       {"VARIANT_JSON", py_long_text(variant_json(v))},
       {"SOURCE", py_long_text(v.source)},
   };
-  return fill_template(export_template("torch_module.py.in"), values);
+  if (!v.arch_specific) {
+    values["NVRTC_OPTIONS"] = nvrtc_options(winner);
+    return fill_template(select_blocks(export_template("torch_module.py.in"), false), values);
+  }
+  // CuPy cannot compile SOURCE for the target these kernels need: the module ships the CUBIN.
+  const std::string arch = codegen::compile_arch(v, record_arch(v, winner));
+  if (winner.cubin.empty()) {
+    throw NotFoundError(fmt::format(
+        "the winner {} stores no CUBIN, which --format torch needs for it: its kernels build for {} only, which "
+        "CuPy cannot compile for (tune the problem again to store one, or use --format cu and nvcc {})",
+        v.name, arch, codegen::nvcc_arch_flag(v, winner.env.arch())));
+  }
+  values["CUBIN_ARCH"] = py_str(arch);
+  values["CUBIN_CC"] = py_tuple({winner.env.cc_major, winner.env.cc_minor});
+  values["CUBIN_BASE64"] = cubin_base64_lines(winner.cubin);
+  return fill_template(select_blocks(export_template("torch_module.py.in"), true), values);
 }
 
 }  // namespace fusetune::exporter
