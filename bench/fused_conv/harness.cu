@@ -1,6 +1,7 @@
 // Standalone check of kernel_templates/fused_conv.cu on one configuration, for debugging the
 // template on the GPU without fusetune (fusetune's own verification is the real gate):
-//   nvcc -arch=sm_90a -std=c++17 -I kernel_templates -DFT_BM=128 ... bench/fused_conv/harness.cu
+//   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -I kernel_templates -I bench/fused_conv \
+//        -DFT_BM=128 ... bench/fused_conv/harness.cu      (-DFT_HALO=1 -DFT_TP=1 -DFT_TQ=128: the prototype)
 // Epilogue: y = conv + bias, then `v * 2` (and min over channels when FT_REDUCE). Prints the
 // worst errors against a float64 CPU conv and where they are (first few wrong elements).
 #include <cmath>
@@ -19,7 +20,9 @@
 #define FT_HAS_BIAS 1
 #define FT_NUM_PARAMS 0
 #define FT_CHAN_FLOATS FT_K
+#ifndef FT_HALO
 #define FT_SMEM_BYTES (1024 + FT_STAGES * (FT_BM + FT_BN) * FT_BK * 4 + (FT_BM / 64) * 32 * 68 * 4 + 16 * FT_STAGES + 64)
+#endif
 #include "ft_common.cuh"
 #include "ft_wgmma.cuh"
 __device__ __forceinline__ float ft_chain(float v, int, const float*) { return v * 2.0f; }
@@ -28,7 +31,11 @@ __device__ __forceinline__ float ft_chain_post(float v, int, const float*) { ret
 __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
+#ifdef FT_HALO
+#include "halo_conv.cu"  // bench/fused_conv: the halo-tile prototype (NCHW in and out only)
+#else
 #include "fused_conv.cu"
+#endif
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); return 2; } } while (0)
 
@@ -51,7 +58,11 @@ int main() {
   CK(cudaMemset(dout, 0xff, oe * 4));  // NaN poison
   ft_fused_conv_pack<<<(unsigned)((pe + 255) / 256), 256>>>(dw, dp);
   CK(cudaFuncSetAttribute(ft_fused_conv, cudaFuncAttributeMaxDynamicSharedMemorySize, FT_SMEM_BYTES));
+#ifdef FT_GRID_X
+  const unsigned grid = (unsigned)FT_GRID_X;
+#else
   const unsigned grid = (unsigned)((M + FT_BM - 1) / FT_BM);
+#endif
   ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
   CK(cudaDeviceSynchronize());
   cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);

@@ -18,7 +18,7 @@ while IFS= read -r cfg; do
     flags=()
     for k in "${!d[@]}"; do flags+=("-DFT_$k=${d[$k]}"); done
     unset d
-    if ! nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -I kernel_templates "${flags[@]}" \
+    if ! nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -I kernel_templates -I bench/fused_conv "${flags[@]}" \
         -o "$OUTDIR/h$i" bench/fused_conv/harness.cu > "$OUTDIR/h$i.build.log" 2>&1; then
       echo "config $i: BUILD FAILED ($cfg)"; tail -3 "$OUTDIR/h$i.build.log"; continue
     fi
