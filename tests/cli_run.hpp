@@ -16,6 +16,15 @@ struct Run {
   std::string err;  // stderr
 };
 
+// Runs the shell command `cmd`, appends what it prints to `out`; pclose's status.
+inline int read_pipe(const std::string& cmd, std::string& out) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  return pclose(p);
+}
+
 // `args` is pasted into a shell command line after the binary: quote as a user would. `prefix`
 // runs the binary through another program or with variables set ("setpriv ... ", "VAR=x ").
 inline Run run(const std::string& args, const std::string& prefix = "") {
@@ -25,12 +34,10 @@ inline Run run(const std::string& args, const std::string& prefix = "") {
                                std::to_string(calls++) + ".txt";
   const std::string cmd = prefix + FUSETUNE_BINARY + " " + args + " 2>" + err_file;
   Run r;
-  FILE* p = popen(cmd.c_str(), "r");
+  const int status = read_pipe(cmd, r.out);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::array<char, 4096> buf{};
   size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (FILE* f = fopen(err_file.c_str(), "r")) {
     while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), n);
     fclose(f);

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "tune/temp_dir.hpp"
@@ -128,11 +129,7 @@ CliRun run(const std::string& prefix, const std::string& args, const std::string
   return r;
 }
 
-size_t lines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+using fusetune::testing::lines;
 
 class FullDisk : public testing::Test {
  protected:
@@ -141,59 +138,58 @@ class FullDisk : public testing::Test {
     // A database with the shipped records (a dump of about 0.8 MB, winners for every format).
     ASSERT_EQ(run("true", "db verify --db " + db_).code, 0);
   }
+
+  static bool can_mount_tmpfs() {
+    return std::system("unshare -m sh -c 'mount -t tmpfs -o size=4k tmpfs /mnt' >/dev/null 2>&1") == 0;
+  }
+
+  struct FullRun {
+    std::string shown;  // "exit=N", then the output file, then the folder's listing
+    std::string err;    // the command's stderr
+  };
+  // Runs `command` (stderr captured) with $d a fresh 4 KiB tmpfs holding $d/out = "previous", in a
+  // private mount namespace; the shell reports the folder afterwards, since the mount ends with it.
+  FullRun on_full_tmpfs(const std::string& command) const {
+    const fs::path log = dir_.path() / "log.txt";
+    const std::string script = "d=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs $d && echo previous > $d/out && " +
+                               command + " 2>" + log.string() + "; echo exit=$?; cat $d/out; ls -A $d";
+    FullRun r;
+    fusetune::testing::read_pipe("unshare -m sh -c '" + script + "'", r.shown);
+    r.err = read(log);
+    return r;
+  }
+
   fusetune::tune::TempDir dir_{"ft-full"};
   std::string db_;
 };
 
-// A real full file system: a 4 KiB tmpfs mounted in a private mount namespace (needs root and
-// unshare, as on the CI machine), holding only the output; the database stays outside it. The
-// shell reports what the output folder holds afterwards, since the mount ends with it.
+// A real full file system (FullDisk::on_full_tmpfs; needs root and unshare, as on the CI machine),
+// holding only the output; the database stays outside it.
 TEST_F(FullDisk, DumpAndExportsOnAFullTmpfsFailWithOneLineAndLeaveTheOldFile) {
-  if (std::system("unshare -m sh -c 'mount -t tmpfs -o size=4k tmpfs /mnt' >/dev/null 2>&1") != 0)
+  if (!can_mount_tmpfs())
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root and unshare -m); the writer's own test covers it";
   for (const std::string args : {"db dump", "export --preset kernelbench-31 --format cu",
                                  "export --preset kernelbench-31 --format torch",
                                  "export --preset kernelbench-32 --format ptx",
                                  "export --preset kernelbench-32 --format cubin"}) {
     SCOPED_TRACE(args);
-    const fs::path log = dir_.path() / "log.txt";
-    const std::string script = "d=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs $d && echo previous > $d/out && " +
-                               std::string(FUSETUNE_BINARY) + " " + args + " --db " + db_ + " -o $d/out 2>" +
-                               log.string() + "; echo exit=$?; cat $d/out; ls -A $d";
-    const std::string cmd = "unshare -m sh -c '" + script + "'";
-    std::string got;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) got.append(buf.data(), n);
-    pclose(p);
-    const std::string err = read(log);
-    EXPECT_EQ(got, "exit=1\nprevious\nout\n") << err;
-    EXPECT_EQ(lines(err), 1u) << err;
-    EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+    const FullRun r = on_full_tmpfs(std::string(FUSETUNE_BINARY) + " " + args + " --db " + db_ + " -o $d/out");
+    EXPECT_EQ(r.shown, "exit=1\nprevious\nout\n") << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
   }
 }
 
 TEST_F(FullDisk, TuneJsonOnAFullTmpfsFailsAndLeavesTheOldFile) {
   // A whole tune through the command line, its worker the GPU-free fake one (tests/fake_worker.cpp):
   // the table is printed and the database written, and the --json report (about 80 KB) does not fit.
-  if (std::system("unshare -m sh -c 'mount -t tmpfs -o size=4k tmpfs /mnt' >/dev/null 2>&1") != 0)
+  if (!can_mount_tmpfs())
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root and unshare -m); the writer's own test covers it";
-  const fs::path log = dir_.path() / "log.txt";
-  const std::string script = "d=$(mktemp -d) && mount -t tmpfs -o size=4k tmpfs $d && echo previous > $d/out && "
-                             "FUSETUNE_TEST_WORKER=" FUSETUNE_FAKE_WORKER " " FUSETUNE_BINARY
-                             " tune \"conv2d(n=1,c=4,h=9,w=7,k=3,r=3,pad=1) | relu\" --force --db " +
-                             db_ + " --json $d/out >/dev/null 2>" + log.string() + "; echo exit=$?; cat $d/out; ls -A $d";
-  const std::string cmd = "unshare -m sh -c '" + script + "'";
-  std::string got;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) got.append(buf.data(), n);
-  pclose(p);
-  const std::string err = read(log);
-  EXPECT_EQ(got, "exit=1\nprevious\nout\n") << err;
-  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+  const FullRun r = on_full_tmpfs("FUSETUNE_TEST_WORKER=" FUSETUNE_FAKE_WORKER " " FUSETUNE_BINARY
+                                  " tune \"conv2d(n=1,c=4,h=9,w=7,k=3,r=3,pad=1) | relu\" --force --db " +
+                                  db_ + " --json $d/out >/dev/null");
+  EXPECT_EQ(r.shown, "exit=1\nprevious\nout\n") << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
 }
 
 TEST_F(FullDisk, StandardOutputOnAFullDeviceIsAFailure) {
