@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/cudnn_engine.hpp"
 #include "common/error.hpp"
 #include "export/export.hpp"
 #include "export/python_literal.hpp"
@@ -115,6 +116,7 @@ TEST(ExportTorch, ModulesAreValidPython) {
     std::map<std::string, codegen::Variant> firsts;  // "epilogue.nchw", "unfused.nhwc", ...
     for (const auto& v : variants_of(p)) firsts.emplace(v.name.substr(0, v.name.find('.', v.name.find('.') + 1)), v);
     for (const auto& [design, v] : firsts) {
+      if (v.candidate == codegen::Candidate::cudnn_fused) continue;  // refused: see below
       for (const std::string math : {"tf32", "fp32"}) {
         db::WinnerRecord w = winner_for(p, v, false, math);
         // An arch-specific (fused-conv) module embeds the record's CUBIN: any bytes do for parsing.
@@ -123,6 +125,20 @@ TEST(ExportTorch, ModulesAreValidPython) {
         EXPECT_EQ(python_parse_error(text), "") << spec::canonical(p) << " " << v.name << " " << math;
       }
     }
+  }
+}
+
+// A winner that runs cuDNN's fused graph has no kernel of ours for the module to launch: the
+// export says so and names the format that works (exit code 4, like any missing export).
+TEST(ExportTorch, CudnnFusedWinnersAreRefusedWithTheFormatThatWorks) {
+  const spec::Problem p = preset("kernelbench-32");
+  const codegen::Variant v = codegen::with_engine(pick(variants_of(p), "cudnn-fused.x-nhwc"), {7, {{24, 29}}});
+  try {
+    (void)export_torch(p, winner_for(p, v, false));
+    FAIL() << "exported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::not_found);
+    EXPECT_NE(std::string(e.what()).find("--format cu"), std::string::npos) << e.what();
   }
 }
 

@@ -4,7 +4,8 @@
 //   every variant verifies, except names containing "planted" (wrong_result) and "fault"
 //   (the worker says faulted and exits, as a lost context makes it)
 //   a conv step takes 1.0 ms (NCHW) or 0.5 ms (NHWC); a kernel step 0.1 ms plus a per-variant
-//   amount from a hash of its name; re-timing adds +-1% that depends on the round.
+//   amount from a hash of its name, a cuDNN graph step 0.4 ms plus one; re-timing adds +-1%
+//   that depends on the round. `engines` lists three configurations, the last not built.
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -34,6 +35,7 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
       switch (st.kind()) {
         case codegen::StepKind::cudnn_conv: ms = st.conv().layout == spec::Layout::nhwc ? 0.5 : 1.0; break;
         case codegen::StepKind::kernel: ms = 0.1 + 0.2 * name_hash(v.name + st.kernel().name); break;
+        case codegen::StepKind::cudnn_graph: ms = 0.4 + 0.2 * name_hash(v.name); break;
       }
     }
     ms *= 1 + jitter;
@@ -63,7 +65,7 @@ int main() {
                {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:00:00.0"}, {"count", 1}};
     } else if (cmd == "setup") {
       choices = setup_request_from_json(req).conv_choices;
-      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)"};
+      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt};
       SetupReply r;
       r.device = {{"name", "Fake H200"}};
       r.copy_gbps = 4000;
@@ -97,6 +99,30 @@ int main() {
         for (int i = 0; i < r.rounds; ++i)
           t.samples.push_back(figures(e.variant, 0.01 * ((i % 3) - 1), r.round).median_ms);
         out.results[e.variant.name] = t;
+      }
+      reply = to_json(out);
+    } else if (cmd == "engines") {
+      // Two configurations cuDNN builds and one it refuses, like a real list; a template named
+      // "refused" (none in codegen) would be refused whole.
+      const EnginesRequest r = engines_request_from_json(req);
+      EnginesReply out;
+      const auto entry = [](int64_t engine, std::vector<std::pair<int64_t, int64_t>> knobs, const char* name,
+                            bool built, const char* reason) {
+        EngineEntry e;
+        e.key.engine = engine;
+        e.key.knobs = std::move(knobs);
+        e.name = name;
+        e.built = built;
+        e.reason = reason;
+        return e;
+      };
+      out.engines.push_back(entry(7, {{2, 1}, {24, 29}}, "eng7_k2=1_k24=29", true, ""));
+      out.engines.push_back(entry(3, {}, "eng3", true, ""));
+      out.engines.push_back(entry(9, {{1, 0}}, "eng9_k1=0", false, "fake CUDNN_STATUS_NOT_SUPPORTED"));
+      if (r.variant.name.find("refused") != std::string::npos) {
+        out = {};
+        out.refused = true;
+        out.reason = "fake: no engine supports the graph";
       }
       reply = to_json(out);
     } else if (cmd == "quit") {

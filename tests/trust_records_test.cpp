@@ -10,6 +10,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "codegen/cudnn_engine.hpp"
 #include "codegen/embedded_templates.hpp"
 #include "db/database.hpp"
 #include "export_test_winners.hpp"
@@ -49,6 +50,23 @@ TEST(TrustRecords, OwnWinnerPassesEveryCheck) {
     const auto p = check_provenance(w);
     EXPECT_TRUE(p.traced()) << w.variant_name << ": " << p.why;
   }
+}
+
+// A cudnn-fused winner is a generated template pinned to an engine configuration the GPU
+// listed: traced when the template is this fusetune's; another configuration name on the same
+// template is traced too (cuDNN builds it or refuses it), a changed template is forged.
+TEST(TrustRecords, CudnnFusedWinnersAreTracedThroughTheirTemplate) {
+  const auto problem = preset("kernelbench-32");
+  const codegen::Variant t = pick(variants_of(problem), "cudnn-fused.x-nhwc");
+  auto w = winner_for(problem, codegen::with_engine(t, {4, {{12, 2}}}), true, "tf32");
+  w.env.templates_hash = codegen::templates_hash();
+  EXPECT_EQ(w.variant_name, "cudnn-fused.x-nhwc.eng4.k12_2");
+  EXPECT_EQ(check_winner(w), "");
+  auto p = check_provenance(w);
+  EXPECT_TRUE(p.traced()) << p.why;
+  const auto forged = with_variant(w, [](nlohmann::json& j) { j["plan"][2]["epilogue"] = false; });
+  p = check_provenance(forged);
+  EXPECT_EQ(p.verdict, Verdict::forged) << p.why;
 }
 
 TEST(TrustRecords, ShippedWinnersAreTraced) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "codegen/cudnn_engine.hpp"
 #include "spec/parser.hpp"
 #include "tune/tuner.hpp"
 
@@ -38,7 +39,7 @@ TEST(TunePhases, RunInOrderAndRecordTheirTimes) {
     names.push_back(p);
     EXPECT_GE(s, 0.0);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"device", "generate", "compile", "baselines", "measure", "finalists",
+  EXPECT_EQ(names, (std::vector<std::string>{"device", "generate", "compile", "baselines", "engines", "measure", "finalists",
                                              "confirm"}));
   EXPECT_EQ(rep.device.value("name", ""), "Fake H200");
   EXPECT_DOUBLE_EQ(rep.copy_gbps, 4000);
@@ -79,7 +80,7 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
     EXPECT_EQ(retimed.size(), std::min<size_t>(2, rs.size())) << design;
     // Nothing left in the first pass was faster than a finalist of its design.
     for (const auto* r : rs) {
-      if (r->time.round != TimeRound::first_pass) continue;
+      if (r->time.round != TimeRound::first_pass || !r->verified) continue;
       for (const auto* f : retimed) EXPECT_GE(r->time.kernel_median_ms, f->time.kernel_median_ms) << r->variant.name;
     }
   }
@@ -98,6 +99,8 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
       fault = true;
       EXPECT_EQ(r.status, Status::faulted);
       EXPECT_NE(r.reason.find("ILLEGAL_ADDRESS"), std::string::npos) << r.reason;
+    } else if (r.variant.name.ends_with(".eng9.k1_0")) {
+      EXPECT_EQ(r.status, Status::not_supported);  // the fake cuDNN refuses to build it
     } else {
       EXPECT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
     }
@@ -109,6 +112,63 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
   EXPECT_EQ(rep.results[*rep.winner].variant.name.find("planted"), std::string::npos);
 }
 
+// Each cudnn-fused template becomes one variant per engine configuration the worker lists;
+// the ones cuDNN could not build are recorded with its reason; none is left a template.
+TEST(TunePhases, CudnnFusedTemplatesBecomeOneVariantPerEngineConfiguration) {
+  const auto rep = fake_tune(kSpec, "");
+  std::map<std::string, const VariantResult*> fused;
+  for (const auto& r : rep.results)
+    if (r.variant.candidate == codegen::Candidate::cudnn_fused) fused[r.variant.name] = &r;
+  std::set<std::string> names;
+  for (const auto& [n, r] : fused) names.insert(n);
+  EXPECT_EQ(names, (std::set<std::string>{"cudnn-fused.x-nchw.eng3", "cudnn-fused.x-nchw.eng7.k2_1.k24_29",
+                                          "cudnn-fused.x-nchw.eng9.k1_0", "cudnn-fused.x-nhwc.eng3",
+                                          "cudnn-fused.x-nhwc.eng7.k2_1.k24_29", "cudnn-fused.x-nhwc.eng9.k1_0"}));
+  const auto* built = fused.at("cudnn-fused.x-nhwc.eng7.k2_1.k24_29");
+  EXPECT_TRUE(built->verified && built->timed);
+  EXPECT_EQ(codegen::engine_of(built->variant), (codegen::EngineKey{7, {{2, 1}, {24, 29}}}));
+  EXPECT_EQ(rep.conv_names.at(built->variant.name), std::vector<std::string>{"cuDNN graph eng7_k2=1_k24=29"});
+  const auto* refused = fused.at("cudnn-fused.x-nhwc.eng9.k1_0");
+  EXPECT_EQ(refused->status, Status::not_supported);
+  EXPECT_NE(refused->reason.find("eng9_k1=0: fake CUDNN_STATUS_NOT_SUPPORTED"), std::string::npos) << refused->reason;
+}
+
+// Strict fp32: cuDNN's fused engines are TF32 ones; the template is reported not_supported,
+// without a worker request, and no configuration runs.
+TEST(TunePhases, CudnnFusedIsNotSupportedUnderStrictFp32) {
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.max_variants = 2;
+  o.math = MathMode::fp32;
+  const auto rep = run_tune(spec::parse(kSpec), o);
+  size_t fused = 0;
+  for (const auto& r : rep.results) {
+    if (r.variant.candidate != codegen::Candidate::cudnn_fused) continue;
+    ++fused;
+    EXPECT_EQ(r.status, Status::not_supported) << r.variant.name;
+    EXPECT_FALSE(codegen::engine_of(r.variant).has_value());
+    EXPECT_NE(r.reason.find("strict fp32"), std::string::npos) << r.reason;
+  }
+  EXPECT_EQ(fused, 2u);
+}
+
+// A database narrowing the run to named variants keeps a template whose configuration is named,
+// and of its configurations only that one.
+TEST(TunePhases, NarrowedRunsKeepTheNamedEngineConfiguration) {
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.on_device = [](const nlohmann::json&) {
+    TuneDecision d;
+    d.only = {"cudnn-fused.x-nhwc.eng3", "epilogue.nonexistent"};
+    return d;
+  };
+  const auto rep = run_tune(spec::parse(kSpec), o);
+  std::vector<std::string> solutions;
+  for (const auto& r : rep.results)
+    if (r.variant.role() == Role::solution) solutions.push_back(r.variant.name);
+  EXPECT_EQ(solutions, std::vector<std::string>{"cudnn-fused.x-nhwc.eng3"});
+}
+
 // The cuDNN algorithms a run used are reported (and stored with the winner); given ones are
 // used instead of a search, as smoke does for a stored winner.
 TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
@@ -118,7 +178,7 @@ TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
   TuneOptions o;
   o.worker_exe = FUSETUNE_FAKE_WORKER;
   o.max_variants = 2;
-  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)"};
+  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)", std::nullopt};
   const auto pinned = run_tune(spec::parse(kSpec), o);
   ASSERT_EQ(pinned.conv_choices.count(1), 1u);
   EXPECT_EQ(pinned.conv_choices.at(1).label, "PINNED (tf32)");

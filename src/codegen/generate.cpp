@@ -41,6 +41,7 @@ std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::
   for (auto& v : generate_cudnn(problem, s, options)) all.push_back(std::move(v));
   for (auto& v : generate_epilogue(problem, s, limits, options)) all.push_back(std::move(v));
   for (auto& v : generate_fused_conv(problem, s, limits, options)) all.push_back(std::move(v));
+  for (auto& v : generate_cudnn_fused(problem, s, options)) all.push_back(std::move(v));
   for (auto& v : planted_variants(problem, all, options.plant)) all.push_back(std::move(v));
 
   // Names are the variants' identity everywhere (database, CLI): a clash is a codegen bug.

@@ -23,6 +23,11 @@ namespace fusetune::codegen {
 [[nodiscard]] std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Shape& s,
                                                        const gpu::DeviceLimits& limits, const GenerateOptions& options);
 
+// cuDNN's runtime fusion (templates without an engine configuration: tune/tuner.cpp makes one
+// variant per configuration the GPU's cuDNN offers).
+[[nodiscard]] std::vector<Variant> generate_cudnn_fused(const spec::Problem& problem, const Shape& s,
+                                                        const GenerateOptions& options);
+
 // The layout transforms of the channels-last designs.
 [[nodiscard]] TransposeConfig x_to_nhwc(const Shape& s);  // x (N,C,HW) -> x_nhwc, params tr_*
 [[nodiscard]] TransposeConfig w_to_krsc(const Shape& s);  // w (K,C,RS) -> w_krsc, untimed

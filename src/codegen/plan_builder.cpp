@@ -98,6 +98,17 @@ void PlanBuilder::conv(spec::Layout layout, BufferRef in, BufferRef filters, Buf
   v_.plan.push_back(Step{c, true});
 }
 
+void PlanBuilder::graph(spec::Layout in_layout, BufferRef in, BufferRef filters, BufferRef out, bool epilogue) {
+  GraphStep g;
+  g.in_layout = in_layout;
+  g.in = in;
+  g.filters = filters;
+  g.out = out;
+  g.epilogue = epilogue;
+  if (p_.conv.bias || (epilogue && p_.num_params > 0)) g.chan = chan();
+  v_.plan.push_back(Step{g, true});
+}
+
 void PlanBuilder::kernel(const std::string& name, const LaunchConfig& launch, std::vector<BufferRef> args,
                          std::vector<size_t> writes, bool timed) {
   KernelStep k;

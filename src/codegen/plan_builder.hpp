@@ -34,6 +34,9 @@ class PlanBuilder {
                     const std::string& what);
 
   void conv(spec::Layout layout, BufferRef in, BufferRef filters, BufferRef out, bool with_bias);
+  // cuDNN's fused graph (GraphStep): x in `in_layout`, KRSC filters, `out` channels-last; the
+  // channels buffer is bound when the conv has a bias or the covered ops take per-channel operands.
+  void graph(spec::Layout in_layout, BufferRef in, BufferRef filters, BufferRef out, bool epilogue);
   void kernel(const std::string& name, const LaunchConfig& launch, std::vector<BufferRef> args,
               std::vector<size_t> writes, bool timed = true);
   // A transpose instance (codegen/transpose.hpp): (in) -> (out).

@@ -13,6 +13,7 @@ std::string_view candidate_name(Candidate c) {
     case Candidate::cudnn: return "cudnn";
     case Candidate::epilogue: return "epilogue";
     case Candidate::fused_conv: return "fused-conv";
+    case Candidate::cudnn_fused: return "cudnn-fused";
   }
   return "?";
 }
@@ -29,6 +30,7 @@ Role role_of(Candidate c) {
     case Candidate::cudnn: return Role::floor;
     case Candidate::epilogue: return Role::solution;
     case Candidate::fused_conv: return Role::solution;
+    case Candidate::cudnn_fused: return Role::solution;
   }
   return Role::solution;
 }
@@ -100,6 +102,12 @@ std::vector<BufferRef> Step::reads() const {
       if (c.bias) r.push_back(*c.bias);
       return r;
     }
+    case StepKind::cudnn_graph: {
+      const GraphStep& g = graph();
+      std::vector<BufferRef> r{g.in, g.filters};
+      if (g.chan) r.push_back(*g.chan);
+      return r;
+    }
     case StepKind::kernel: {
       const KernelStep& k = kernel();
       std::vector<BufferRef> r;
@@ -114,6 +122,7 @@ std::vector<BufferRef> Step::reads() const {
 std::vector<BufferRef> Step::writes() const {
   switch (kind()) {
     case StepKind::cudnn_conv: return {conv().out};
+    case StepKind::cudnn_graph: return {graph().out};
     case StepKind::kernel: {
       const KernelStep& k = kernel();
       std::vector<BufferRef> w;

@@ -20,9 +20,9 @@ namespace fusetune::codegen {
 
 // Which candidate made a variant (README, "Candidates"). A new one goes here and in kCandidates;
 // the compiler then names the switches that must place it (candidate_name, role_of).
-enum class Candidate { unfused, cudnn, epilogue, fused_conv };
+enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused };
 inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn, Candidate::epilogue,
-                                            Candidate::fused_conv};
+                                            Candidate::fused_conv, Candidate::cudnn_fused};
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it
@@ -31,7 +31,7 @@ inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn
 //   solution  a generated design competing to win
 enum class Role { baseline, floor, solution };
 
-// "unfused" | "cudnn" | "epilogue" | "fused-conv"
+// "unfused" | "cudnn" | "epilogue" | "fused-conv" | "cudnn-fused"
 [[nodiscard]] std::string_view candidate_name(Candidate c);
 [[nodiscard]] std::optional<Candidate> candidate_from_name(std::string_view name);
 [[nodiscard]] Role role_of(Candidate c);
@@ -88,6 +88,22 @@ struct ConvStep {
   std::optional<BufferRef> bias;  // the channels buffer, whose first K floats are the conv bias
 };
 
+// cuDNN's graph API (cudnn-frontend): conv -> (+ bias) -> (the problem's ops before the reduction)
+// -> (the channel reduction) as ONE operation graph that cuDNN fuses at run time. The graph is
+// built from the problem itself (gpu/cudnn_graph.hpp); the step says which part it covers and
+// where its tensors live. x is read in `in_layout`, the filters are KRSC, `out` is written
+// channels-last: (N, K, P, Q) NHWC, or (N, 1, P, Q) after the reduction. A mean reduction is a
+// sum here: its 1/K scale is left to the step after. Which engine configuration runs comes from
+// the variant's parameters (codegen/cudnn_engine.hpp): none means cuDNN's heuristic choice.
+struct GraphStep {
+  spec::Layout in_layout = spec::Layout::nhwc;
+  BufferRef in = 0;
+  BufferRef filters = 0;
+  BufferRef out = 0;
+  std::optional<BufferRef> chan;  // the channels buffer: conv bias and per-channel operands
+  bool epilogue = false;          // false: the conv (+ bias) alone
+};
+
 // name<<<launch>>>(args...): each argument a buffer pointer, in the kernel's parameter order.
 struct KernelStep {
   std::string name;  // kernel symbol in the variant's source (an identifier)
@@ -96,18 +112,22 @@ struct KernelStep {
   std::vector<size_t> writes;  // indices into args that the kernel writes; the others it only reads
 };
 
-enum class StepKind { cudnn_conv, kernel };
+enum class StepKind { cudnn_conv, kernel, cudnn_graph };
 
 struct Step {
-  std::variant<ConvStep, KernelStep> op;
+  std::variant<ConvStep, KernelStep, GraphStep> op;
   // false: a one-time parameter transform (filters to KRSC), run before the timed region.
   bool timed = true;
 
-  [[nodiscard]] StepKind kind() const { return op.index() == 0 ? StepKind::cudnn_conv : StepKind::kernel; }
+  [[nodiscard]] StepKind kind() const {
+    return op.index() == 0 ? StepKind::cudnn_conv : op.index() == 1 ? StepKind::kernel : StepKind::cudnn_graph;
+  }
   [[nodiscard]] const ConvStep& conv() const { return std::get<ConvStep>(op); }
+  [[nodiscard]] const GraphStep& graph() const { return std::get<GraphStep>(op); }
   [[nodiscard]] const KernelStep& kernel() const { return std::get<KernelStep>(op); }
   [[nodiscard]] KernelStep& kernel() { return std::get<KernelStep>(op); }
   [[nodiscard]] ConvStep& conv() { return std::get<ConvStep>(op); }
+  [[nodiscard]] GraphStep& graph() { return std::get<GraphStep>(op); }
   // Buffers the step reads and writes (a buffer may be in both: an in-place kernel).
   [[nodiscard]] std::vector<BufferRef> reads() const;
   [[nodiscard]] std::vector<BufferRef> writes() const;

@@ -144,6 +144,31 @@ std::string check_variant(const Variant& v, const spec::Problem& p) {
           return fail(where + ": conv bias is not the channels buffer of a problem with a bias");
         break;
       }
+      case StepKind::cudnn_graph: {
+        const GraphStep& g = st.graph();
+        if (!in_range(g.in) || !in_range(g.filters) || !in_range(g.out) || (g.chan && !in_range(*g.chan)))
+          return fail(where + " names a buffer outside the table");
+        if (g.in_layout != spec::Layout::nchw && g.in_layout != spec::Layout::nhwc)
+          return fail(where + ": graph input layout");
+        if (!conv_input_ok(v.buffer(g.in), c, g.in_layout))
+          return fail(fmt::format("{}: graph input {} is not the input in its layout", where, v.buffer(g.in).name));
+        if (!filters_ok(v.buffer(g.filters), c, spec::Layout::nhwc))
+          return fail(fmt::format("{}: graph filters {} are not KRSC", where, v.buffer(g.filters).name));
+        const int64_t channels = g.epilogue && p.reduce ? 1 : c.k;
+        const Buffer& o = v.buffer(g.out);
+        // One channel (after the reduction) lies the same in NCHW: such a buffer is accepted too.
+        const bool nhwc_ok = o.layout == TensorLayout::nhwc &&
+                             o.dims == Dims{{"N", c.n}, {"P", c.p()}, {"Q", c.q()}, {channels == c.k ? "K" : "C", channels}};
+        const bool one_channel_ok = channels == 1 && c.k != 1 && o.layout == TensorLayout::nchw &&
+                                    o.dims == Dims{{"N", c.n}, {"C", 1}, {"P", c.p()}, {"Q", c.q()}};
+        if (!nhwc_ok && !one_channel_ok)
+          return fail(fmt::format("{}: graph output {} is not (N, P, Q, {}) channels-last", where, o.name, channels));
+        if (g.chan && v.buffer(*g.chan).kind != BufferKind::channels)
+          return fail(where + ": the graph's per-channel operands are not the channels buffer");
+        if (!g.chan && (c.bias || (g.epilogue && p.num_params > 0)))
+          return fail(where + ": the graph needs the channels buffer (conv bias or per-channel operands)");
+        break;
+      }
       case StepKind::kernel: {
         const KernelStep& k = st.kernel();
         if (!is_identifier(k.name, 128)) return fail(where + ": kernel name is not an identifier");

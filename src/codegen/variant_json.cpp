@@ -52,6 +52,17 @@ nlohmann::json step_to_json(const Variant& v, const Step& s) {
       j["bias"] = c.bias ? nlohmann::json(name(*c.bias)) : nlohmann::json(nullptr);
       break;
     }
+    case StepKind::cudnn_graph: {
+      const GraphStep& g = s.graph();
+      j["kind"] = "cudnn_graph";
+      j["in_layout"] = layout_str(g.in_layout);
+      j["in"] = name(g.in);
+      j["filters"] = name(g.filters);
+      j["out"] = name(g.out);
+      j["chan"] = g.chan ? nlohmann::json(name(*g.chan)) : nlohmann::json(nullptr);
+      j["epilogue"] = g.epilogue;
+      break;
+    }
     case StepKind::kernel: {
       const KernelStep& k = s.kernel();
       j["kind"] = "kernel";
@@ -87,6 +98,16 @@ Step step_from_json(const Variant& v, const nlohmann::json& j) {
     c.out = ref(j.at("out"));
     if (!j.at("bias").is_null()) c.bias = ref(j.at("bias"));
     return Step{c, timed};
+  }
+  if (kind == "cudnn_graph") {
+    GraphStep g;
+    g.in_layout = conv_layout_from(j.at("in_layout").get<std::string>());
+    g.in = ref(j.at("in"));
+    g.filters = ref(j.at("filters"));
+    g.out = ref(j.at("out"));
+    if (!j.at("chan").is_null()) g.chan = ref(j.at("chan"));
+    g.epilogue = j.at("epilogue").get<bool>();
+    return Step{g, timed};
   }
   if (kind == "kernel") {
     KernelStep k;

@@ -75,12 +75,21 @@ std::string kernel_call(size_t step, const codegen::Variant& v, const codegen::S
 }
 
 std::string conv_call(size_t step, const codegen::Variant& v, const codegen::Step& st, bool kernels_before) {
-  const auto& c = st.conv();
   const auto name = [&](codegen::BufferRef r) { return v.buffer(r).name; };
-  std::string out = fmt::format("  // {}. cuDNN convolution: {} = conv({}, {}){}, by the caller's callback\n", step,
-                                name(c.out), name(c.in), name(c.filters), c.bias ? " + bias" : "");
-  const std::string call = fmt::format("conv(conv_ctx, {}, {}, {}, {}, {}, stream)", step, name(c.in), name(c.filters),
-                                       c.bias ? name(*c.bias) : "nullptr", name(c.out));
+  std::string out, call;
+  if (st.kind() == codegen::StepKind::cudnn_graph) {
+    const auto& g = st.graph();
+    out = fmt::format("  // {}. cuDNN fused graph: {} = graph({}, {}), as the plan above lists it, by the caller's "
+                      "callback\n", step, name(g.out), name(g.in), name(g.filters));
+    call = fmt::format("conv(conv_ctx, {}, {}, {}, {}, {}, stream)", step, name(g.in), name(g.filters),
+                       g.chan ? name(*g.chan) : "nullptr", name(g.out));
+  } else {
+    const auto& c = st.conv();
+    out = fmt::format("  // {}. cuDNN convolution: {} = conv({}, {}){}, by the caller's callback\n", step,
+                      name(c.out), name(c.in), name(c.filters), c.bias ? " + bias" : "");
+    call = fmt::format("conv(conv_ctx, {}, {}, {}, {}, {}, stream)", step, name(c.in), name(c.filters),
+                       c.bias ? name(*c.bias) : "nullptr", name(c.out));
+  }
   if (kernels_before) {  // conv was checked at the top: it cannot be skipped
     out += "  err = " + call + ";\n  if (err != cudaSuccess) return err;\n";
   } else {
@@ -98,6 +107,7 @@ bool kernel_before_conv(const codegen::Variant& v) {
     switch (st.kind()) {
       case codegen::StepKind::kernel: kernel = true; break;
       case codegen::StepKind::cudnn_conv:
+      case codegen::StepKind::cudnn_graph:
         if (kernel) return true;
         break;
     }
@@ -130,7 +140,8 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
       "// The cuDNN convolution of plan step `step`, which the caller runs on `stream`:\n"
       "//   out = conv(in, filters) (+ bias[k] when bias is not null)\n"
       "// with the layouts, padding, stride, dilation and math mode the plan above gives for that\n"
-      "// step. conv_ctx is the caller's pointer, passed through. Return cudaSuccess, or an error\n"
+      "// step; for a cuDNN fused-graph step, the graph the plan lists (bias = the per-channel\n"
+      "// vectors the graph reads) with the engine configuration it names. conv_ctx is the caller's pointer, passed through. Return cudaSuccess, or an error\n"
       "// to stop the plan with.\n"
       "typedef cudaError_t (*fusetune_conv_fn)(void* conv_ctx, int step, const float* in, const float* filters,\n"
       "                                        const float* bias, float* out, cudaStream_t stream);\n\n"
@@ -156,6 +167,7 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
         kernels_before = true;
         break;
       case codegen::StepKind::cudnn_conv:
+      case codegen::StepKind::cudnn_graph:
         out += conv_call(i + 1, v, st, kernels_before);
         any_conv = true;
         break;

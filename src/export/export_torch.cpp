@@ -153,6 +153,13 @@ std::string without_last_newline(std::string text) {
 std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& winner) {
   check_winner_problem(problem, winner);
   const codegen::Variant v = winner_variant(problem, winner);
+  for (const auto& st : v.plan) {
+    if (st.kind() == codegen::StepKind::cudnn_graph)
+      throw NotFoundError(fmt::format(
+          "the winner {} runs cuDNN's fused graph (runtime fusion), which the PyTorch module cannot run yet: use "
+          "--format cu, whose plan lists the graph and its engine configuration",
+          v.name));
+  }
   const auto buffers = plan_buffers(v);
   const TorchSignature sig = torch_signature(problem);
   const spec::Conv& c = problem.conv;

@@ -16,6 +16,13 @@ std::vector<codegen::BufferRef> step_buffers(const codegen::Step& step) {
       refs.push_back(c.out);
       return refs;
     }
+    case codegen::StepKind::cudnn_graph: {
+      const auto& g = step.graph();
+      std::vector<codegen::BufferRef> refs{g.in, g.filters};
+      if (g.chan) refs.push_back(*g.chan);
+      refs.push_back(g.out);
+      return refs;
+    }
   }
   return {};
 }

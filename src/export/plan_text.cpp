@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/cudnn_engine.hpp"
+#include "codegen/op_render.hpp"
 #include "export/winner.hpp"
+#include "spec/ops.hpp"
 
 namespace fusetune::exporter {
 namespace {
@@ -58,6 +61,37 @@ void conv_lines(std::vector<std::string>& out, size_t index, const codegen::Vari
                                       : one_line(w.cudnn_algo)));
 }
 
+// The graph of a cudnn-fused step, node by node, and the engine configuration it was tuned with.
+void graph_lines(std::vector<std::string>& out, size_t index, const codegen::Variant& v, const codegen::Step& st,
+                 const spec::Problem& problem, const std::string& runner) {
+  const spec::Conv& c = problem.conv;
+  const auto& g = st.graph();
+  const codegen::Buffer& in = v.buffer(g.in);
+  const codegen::Buffer& filters = v.buffer(g.filters);
+  const codegen::Buffer& y = v.buffer(g.out);
+  const auto layout = [](const codegen::Buffer& b) { return std::string(codegen::tensor_layout_name(b.layout)); };
+  out.push_back(fmt::format("  {}. cuDNN fused graph (graph API, runtime fusion): {} = graph({}, {}{})", index, y.name,
+                            in.name, filters.name, g.chan ? ", " + v.buffer(*g.chan).name : ""));
+  out.push_back("     run by " + runner);
+  out.push_back(fmt::format("     input  {} {} {}", in.name, layout(in), in.dims_text()));
+  out.push_back(fmt::format("     filters {} {} {}", filters.name, layout(filters), filters.dims_text()));
+  out.push_back(fmt::format("     output {} {} {}", y.name, layout(y), y.dims_text()));
+  std::vector<std::string> nodes{fmt::format("conv_fprop (pad {}, stride {}, dilation {}, fp32 data and compute)",
+                                             pair_text(c.pad_h, c.pad_w), pair_text(c.stride_h, c.stride_w),
+                                             pair_text(c.dil_h, c.dil_w))};
+  if (c.bias) nodes.emplace_back("add conv bias (chan[0 .. K) as a [1, K, 1, 1] tensor)");
+  if (g.epilogue) {
+    for (const auto& op : problem.pre) nodes.push_back(codegen::op_text(op));
+    if (problem.reduce)
+      nodes.push_back(fmt::format("reduction {} over channels{}", spec::reduce_name(*problem.reduce),
+                                  *problem.reduce == spec::ReduceKind::mean ? " (as a sum: 1/K comes after)" : ""));
+  }
+  out.push_back(fmt::format("     nodes: {}", fmt::join(nodes, " -> ")));
+  const auto key = codegen::engine_of(v);
+  out.push_back("     engine configuration: " + (key ? codegen::engine_label(*key) : std::string("cuDNN's heuristic choice")) +
+                " (engine index, then knob type_value; cudnn_frontend::Graph::create_execution_plan builds it)");
+}
+
 }  // namespace
 
 std::vector<std::string> plan_lines(const spec::Problem& problem, const db::WinnerRecord& winner,
@@ -70,6 +104,7 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
     switch (st.kind()) {
       case codegen::StepKind::kernel: kernel_lines(out, i + 1, v, st); break;
       case codegen::StepKind::cudnn_conv: conv_lines(out, i + 1, v, st, problem, winner, conv_runner); break;
+      case codegen::StepKind::cudnn_graph: graph_lines(out, i + 1, v, st, problem, conv_runner); break;
     }
   }
   out.emplace_back("");
@@ -83,7 +118,7 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
   }
   out.emplace_back("");
   const codegen::Buffer& o = v.output_buffer();
-  out.push_back(fmt::format("Result: the problem's output is in {}, {} {}", o.name, layout_name(v.output_layout),
+  out.push_back(fmt::format("Result: the problem's output is in {}, {} {}", o.name, exporter::layout_name(v.output_layout),
                             o.dims_text()));
   return out;
 }

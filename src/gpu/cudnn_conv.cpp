@@ -148,11 +148,13 @@ void CudnnConv::forward(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr
                                         dev_ptr(w), descs_.conv.get(),
                                         static_cast<cudnnConvolutionFwdAlgo_t>(chosen_->algo), dev_ptr(workspace),
                                         workspace_bytes, &zero, descs_.y.get(), dev_ptr(y)));
-  if (bias_or_0 != 0) {
-    // y = 1 * bias (broadcast from (1,K,1,1)) + 1 * y
-    FT_CUDNN_CALL(cudnnAddTensor(handle_, &one, descs_.bias.get(), dev_ptr(bias_or_0), &one,
-                                 descs_.y.get(), dev_ptr(y)));
-  }
+  if (bias_or_0 != 0) add_bias(y, bias_or_0);
+}
+
+void CudnnConv::add_bias(CUdeviceptr y, CUdeviceptr bias) {
+  // y = 1 * bias (broadcast from (1,K,1,1)) + 1 * y
+  const float one = 1.0f;
+  FT_CUDNN_CALL(cudnnAddTensor(handle_, &one, descs_.bias.get(), dev_ptr(bias), &one, descs_.y.get(), dev_ptr(y)));
 }
 
 std::string CudnnConv::chosen_name() const { return chosen_ ? choice_label(*chosen_, mode_) : "none"; }

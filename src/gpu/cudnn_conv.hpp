@@ -58,6 +58,9 @@ class CudnnConv {
   void forward(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, size_t workspace_bytes,
                CUdeviceptr bias_or_0);
 
+  // y += bias[k], broadcast (cudnnAddTensor): the bias of a conv run another way.
+  void add_bias(CUdeviceptr y, CUdeviceptr bias);
+
   [[nodiscard]] const std::optional<ConvAlgoChoice>& chosen() const noexcept { return chosen_; }
   // Workspace forward() needs for the chosen algorithm (0 when nothing is chosen).
   [[nodiscard]] size_t required_workspace_bytes() const noexcept { return chosen_ ? chosen_->workspace : 0; }

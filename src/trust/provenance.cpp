@@ -8,6 +8,7 @@
 
 #include "codegen/compile_target.hpp"
 #include "codegen/embedded_templates.hpp"
+#include "codegen/cudnn_engine.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
 #include "gpu/compiler.hpp"
@@ -45,7 +46,16 @@ Provenance check_provenance(const db::WinnerRecord& w) {
   gen.problem_text = w.canonical;
   const nlohmann::json stored = nlohmann::json::parse(w.variant_json);
   const std::string name = stored.at("name").get<std::string>();
-  for (const auto& v : codegen::generate_variants(problem, generous_limits(w.env), gen)) {
+  // A cudnn-fused variant is a generated template pinned to the engine configuration its
+  // parameters name (the GPU listed it): regenerate the template and pin it the same way.
+  std::optional<codegen::EngineKey> engine;
+  try {
+    engine = codegen::engine_of(codegen::variant_from_json(stored));
+  } catch (const std::exception&) {
+  }
+  for (auto v : codegen::generate_variants(problem, generous_limits(w.env), gen)) {
+    if (v.candidate == codegen::Candidate::cudnn_fused && engine && !codegen::engine_of(v))
+      v = codegen::with_engine(v, *engine);
     if (v.name != name) continue;
     if (codegen::to_json(v) != stored)
       return {V::forged, fmt::format("its source or plan is not what this fusetune generates for {}", name)};

@@ -7,99 +7,184 @@
 #include "gpu/driver_api.hpp"
 #include "gpu/event.hpp"
 #include "reference/tolerance.hpp"
-#include "tune/timing_stats.hpp"
 #include "tune/context_lost.hpp"
+#include "tune/timing_stats.hpp"
 
 namespace fusetune::tune {
 
 namespace {
 int layout_key(spec::Layout l) { return l == spec::Layout::nhwc ? 1 : 0; }
+const char* layout_text(bool nhwc) { return nhwc ? "NHWC" : "NCHW"; }
 }  // namespace
 
-gpu::ConvAlgoChoice ConvAlgoCache::fastest(gpu::CudnnConv& conv, const std::vector<gpu::ConvAlgoChoice>& candidates,
-                                           CUdeviceptr x, CUdeviceptr w, CUdeviceptr y) {
-  if (candidates.size() == 1) return candidates[0];
-  // cuDNN's search times each algorithm once; on small convolutions that single figure misled
-  // it (H200, 2026-11-30: a 46 us NHWC algorithm chosen in one worker over a 13 us one chosen
-  // in another), so the verified candidates are timed again here, interleaved, from a cold L2.
-  const CUdeviceptr scrub = pool_.ensure("conv_l2_scrub", l2_scrub_bytes_, stream_);
-  gpu::Event start, stop;
-  std::vector<std::vector<double>> ms(candidates.size());
-  for (int round = 0; round < 9; ++round) {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      conv.choose(candidates[i]);
-      if (l2_scrub_bytes_ > 0)
-        FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
-      start.record(stream_);
-      conv.forward(x, w, y, workspace_.ptr(), workspace_.size(), 0);
-      stop.record(stream_);
-      stop.synchronize();
-      ms[i].push_back(double(gpu::Event::elapsed_ms(start, stop)));
-    }
-  }
-  sync_or_lose("cuDNN algorithm timing");
-  size_t best = 0;
-  for (size_t i = 1; i < candidates.size(); ++i)
-    if (summarize(ms[i]).median < summarize(ms[best]).median) best = i;
-  return candidates[best];
-}
-
 ConvAlgoCache::ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, InputDraws& draws,
-                             BufferPool& pool, reference::GpuReference& ref, CUstream s, size_t l2_scrub_bytes)
+                             BufferPool& pool, reference::GpuReference& ref, GraphCache& graphs, CUstream s,
+                             size_t l2_scrub_bytes)
     : handle_(handle),
       problem_(problem),
       math_(math),
       draws_(draws),
       pool_(pool),
       ref_(ref),
+      graphs_(graphs),
       stream_(s),
       l2_scrub_bytes_(l2_scrub_bytes) {}
 
-gpu::CudnnConv& ConvAlgoCache::conv(spec::Layout layout) {
-  const int key = layout_key(layout);
-  if (auto it = convs_.find(key); it != convs_.end()) return *it->second;
+void ConvAlgoCache::run_graph(spec::Layout layout, const codegen::EngineKey& key, CUdeviceptr x, CUdeviceptr w,
+                              CUdeviceptr y) {
+  gpu::GraphBuffers b;
+  b.x = x;
+  b.w = w;
+  b.out = y;
+  graphs_.run(graphs_.conv_alone(layout), key, b);
+}
+
+bool ConvAlgoCache::passes(const Option& o, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y) {
+  try {
+    o.run(x, w, y);
+    sync_or_lose("cuDNN conv check");
+  } catch (const gpu::GraphRefused& e) {
+    notes_.push_back(fmt::format("cuDNN {} conv {} refused: {}", layout_text(nhwc), o.choice.label, e.what()));
+    return false;
+  }
+  const auto e = ref_.compare(y, nhwc, *draws_.draw(0).answer.conv, stream_);
+  const auto verdict = reference::judge(e, math_);
+  if (!verdict.ok)
+    notes_.push_back(fmt::format("cuDNN {} conv {} rejected: {}", layout_text(nhwc), o.choice.label, verdict.reason));
+  return verdict.ok;
+}
+
+std::vector<ConvAlgoCache::Option> ConvAlgoCache::legacy_options(gpu::CudnnConv& conv, bool nhwc, CUdeviceptr x,
+                                                                 CUdeviceptr w, CUdeviceptr y) {
+  std::vector<Option> out;
+  std::vector<gpu::ConvAlgoChoice> ranked;
+  try {
+    ranked = conv.find(x, w, y, workspace_.ptr(), workspace_.size());
+  } catch (const Error& e) {
+    notes_.push_back(fmt::format("cuDNN {} legacy algorithms: {}", layout_text(nhwc), e.what()));
+    return out;
+  }
+  for (const auto& ch : ranked) {
+    Option o;
+    o.choice = ConvChoice{ch.algo, ch.math_type, ch.time_ms, gpu::choice_label(ch, math_), std::nullopt};
+    o.run = [this, &conv, ch](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
+      conv.choose(ch);
+      conv.forward(xx, ww, yy, workspace_.ptr(), workspace_.size(), 0);
+    };
+    if (!passes(o, nhwc, x, w, y)) continue;
+    out.push_back(std::move(o));
+    if (out.size() == kTimedLegacy) break;
+  }
+  return out;
+}
+
+std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout layout, CUdeviceptr x, CUdeviceptr w,
+                                                                CUdeviceptr y) {
   const bool nhwc = layout == spec::Layout::nhwc;
-  auto conv = std::make_unique<gpu::CudnnConv>(handle_, problem_.conv, layout, math_);
-  const size_t ws = conv->max_workspace_bytes();
+  std::vector<Option> out;
+  std::vector<gpu::GraphEngine> engines;
+  try {
+    engines = graphs_.engines(graphs_.conv_alone(layout));
+  } catch (const gpu::GraphRefused& e) {
+    notes_.push_back(fmt::format("cuDNN {} conv through the graph API: {}", layout_text(nhwc), e.what()));
+    return out;
+  }
+  for (const auto& e : engines) {
+    if (!e.built) continue;  // cuDNN's own refusal; nothing to verify
+    Option o;
+    o.choice.label = fmt::format("graph {} ({})", e.name, math_mode_name(math_));
+    o.choice.engine = e.key;
+    o.run = [this, layout, key = e.key](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
+      run_graph(layout, key, xx, ww, yy);
+    };
+    if (!passes(o, nhwc, x, w, y)) continue;
+    out.push_back(std::move(o));
+    if (out.size() == kTimedGraph) break;
+  }
+  return out;
+}
+
+const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& options, CUdeviceptr x, CUdeviceptr w,
+                                                    CUdeviceptr y) {
+  if (options.size() == 1) return options[0];
+  // cuDNN's search times each algorithm once; on small convolutions that single figure misled
+  // it (H200, 2026-11-30: a 46 us NHWC algorithm chosen in one worker over a 13 us one chosen
+  // in another), so the verified options are timed again here, interleaved, from a cold L2.
+  const CUdeviceptr scrub = pool_.ensure("conv_l2_scrub", l2_scrub_bytes_, stream_);
+  gpu::Event start, stop;
+  std::vector<std::vector<double>> ms(options.size());
+  for (int round = 0; round < 9; ++round) {
+    for (size_t i = 0; i < options.size(); ++i) {
+      if (l2_scrub_bytes_ > 0)
+        FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
+      start.record(stream_);
+      options[i].run(x, w, y);
+      stop.record(stream_);
+      stop.synchronize();
+      ms[i].push_back(double(gpu::Event::elapsed_ms(start, stop)));
+    }
+  }
+  sync_or_lose("cuDNN conv timing");
+  size_t best = 0;
+  for (size_t i = 1; i < options.size(); ++i)
+    if (summarize(ms[i]).median < summarize(ms[best]).median) best = i;
+  return options[best];
+}
+
+ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
+  const int key = layout_key(layout);
+  if (auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  const bool nhwc = layout == spec::Layout::nhwc;
+  Chosen c;
+  c.legacy = std::make_unique<gpu::CudnnConv>(handle_, problem_.conv, layout, math_);
+  const size_t ws = c.legacy->max_workspace_bytes();
   if (workspace_.size() < ws) workspace_ = gpu::DeviceBuffer(std::max<size_t>(ws, 256));
 
   if (auto it = choices_.find(key); it != choices_.end()) {
-    gpu::ConvAlgoChoice ch;
-    ch.algo = it->second.algo;
-    ch.math_type = it->second.math_type;
-    ch.time_ms = it->second.time_ms;
-    ch.algo_name = gpu::fwd_algo_name(ch.algo);
-    conv->choose(ch);
-  } else {
-    const Draw& d0 = draws_.draw(0);
-    const CUdeviceptr x = nhwc ? d0.x_nhwc.ptr() : d0.x_nchw.ptr();
-    const CUdeviceptr w = nhwc ? d0.w_krsc.ptr() : d0.w.ptr();
-    const CUdeviceptr y = pool_.ensure("conv_probe", 4 * size_t(problem_.conv.conv_out_elems()), stream_);
-    const auto ranked = conv->find(x, w, y, workspace_.ptr(), workspace_.size());
-    // The fastest few that pass the math mode's rule, in cuDNN's order.
-    std::vector<gpu::ConvAlgoChoice> passing;
-    for (const auto& ch : ranked) {
-      conv->choose(ch);
-      conv->forward(x, w, y, workspace_.ptr(), workspace_.size(), 0);
-      sync_or_lose("cuDNN algorithm check");
-      const auto e = ref_.compare(y, nhwc, *d0.answer.conv, stream_);
-      const auto verdict = reference::judge(e, math_);
-      if (verdict.ok) {
-        passing.push_back(ch);
-        if (passing.size() == kTimedCandidates) break;
-        continue;
-      }
-      notes_.push_back(fmt::format("cuDNN {} conv {} rejected: {}", nhwc ? "NHWC" : "NCHW", conv->chosen_name(),
-                                   verdict.reason));
+    c.choice = it->second;
+    if (!c.choice.engine) {
+      gpu::ConvAlgoChoice ch;
+      ch.algo = c.choice.algo;
+      ch.math_type = c.choice.math_type;
+      ch.time_ms = c.choice.time_ms;
+      ch.algo_name = gpu::fwd_algo_name(ch.algo);
+      c.legacy->choose(ch);
     }
-    if (passing.empty())
-      throw Error(ExitCode::failure, fmt::format("no cuDNN {} algorithm passes the {} verification rule",
-                                                 nhwc ? "NHWC" : "NCHW", math_mode_name(math_)));
-    conv->choose(fastest(*conv, passing, x, w, y));
-    const auto& ch = *conv->chosen();
-    choices_[key] = ConvChoice{ch.algo, ch.math_type, ch.time_ms, conv->chosen_name()};
+    return chosen_.emplace(key, std::move(c)).first->second;
   }
-  return *convs_.emplace(key, std::move(conv)).first->second;
+
+  const Draw& d0 = draws_.draw(0);
+  const CUdeviceptr x = nhwc ? d0.x_nhwc.ptr() : d0.x_nchw.ptr();
+  const CUdeviceptr w = nhwc ? d0.w_krsc.ptr() : d0.w.ptr();
+  const CUdeviceptr y = pool_.ensure("conv_probe", 4 * size_t(problem_.conv.conv_out_elems()), stream_);
+  std::vector<Option> options = legacy_options(*c.legacy, nhwc, x, w, y);
+  for (auto& o : graph_options(layout, x, w, y)) options.push_back(std::move(o));
+  if (options.empty())
+    throw Error(ExitCode::failure, fmt::format("no cuDNN {} convolution (legacy algorithm or graph engine) passes the "
+                                               "{} verification rule",
+                                               layout_text(nhwc), math_mode_name(math_)));
+  c.choice = fastest(options, x, w, y).choice;
+  if (!c.choice.engine) {
+    gpu::ConvAlgoChoice ch;
+    ch.algo = c.choice.algo;
+    ch.math_type = c.choice.math_type;
+    ch.time_ms = c.choice.time_ms;
+    c.legacy->choose(ch);
+  }
+  choices_[key] = c.choice;
+  return chosen_.emplace(key, std::move(c)).first->second;
 }
+
+void ConvAlgoCache::forward(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr bias_or_0) {
+  Chosen& c = ensure(layout);
+  if (!c.choice.engine) {
+    c.legacy->forward(x, w, y, workspace_.ptr(), workspace_.size(), bias_or_0);
+    return;
+  }
+  run_graph(layout, *c.choice.engine, x, w, y);
+  if (bias_or_0 != 0) c.legacy->add_bias(y, bias_or_0);
+}
+
+std::string ConvAlgoCache::label(spec::Layout layout) { return ensure(layout).choice.label; }
 
 }  // namespace fusetune::tune

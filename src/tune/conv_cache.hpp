@@ -1,11 +1,15 @@
 #pragma once
-// cuDNN's convolution for each layout a plan asks for, chosen once per worker: of the algorithms
-// cuDNN's search ranks first that also pass the math mode's verification rule on the first
-// input draw (up to four), the fastest as timed here (the same rule every candidate is held to: an algorithm whose result would
-// fail it cannot stand under a baseline or a design). A worker started after a fault takes the
-// choices of the one before instead of searching again.
+// cuDNN's convolution for each layout a plan asks for, chosen once per worker from both of
+// cuDNN's interfaces: the legacy algorithms (cudnnFindConvolutionForwardAlgorithmEx ranks them)
+// and every engine configuration the graph API offers for the conv alone (heuristics A, B and
+// the fallback list; gpu/cudnn_graph.hpp). Of each, the first few that pass the math mode's
+// verification rule on the first input draw (the rule every candidate is held to: a conv whose
+// result would fail it cannot stand under a baseline or a design) are timed here, interleaved,
+// and the fastest feeds every plan. A worker started after a fault takes the choices of the one
+// before instead of searching again.
 #include <cuda.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +22,7 @@
 #include "reference/gpu_reference.hpp"
 #include "spec/problem.hpp"
 #include "tune/buffer_pool.hpp"
+#include "tune/graph_cache.hpp"
 #include "tune/input_draws.hpp"
 #include "tune/protocol.hpp"
 
@@ -27,24 +32,42 @@ class ConvAlgoCache {
  public:
   // l2_scrub_bytes: scrubbed before each timing of a candidate (0: the working set exceeds the L2).
   ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, InputDraws& draws,
-                BufferPool& pool, reference::GpuReference& ref, CUstream s, size_t l2_scrub_bytes);
+                BufferPool& pool, reference::GpuReference& ref, GraphCache& graphs, CUstream s, size_t l2_scrub_bytes);
 
-  // Choices made earlier (by a worker that was replaced): used as they are.
+  // Choices made earlier (by a worker that was replaced, or stored with a winner): used as they are.
   void seed(const ConvChoices& choices) { choices_ = choices; }
 
-  // The chosen convolution for `layout`, searching and verifying on first use. Throws Error
-  // when no algorithm passes.
-  gpu::CudnnConv& conv(spec::Layout layout);
-  [[nodiscard]] const gpu::DeviceBuffer& workspace() const { return workspace_; }
+  // y = conv(x, w) (+ bias[k] when bias_or_0 != 0) in `layout` with the chosen algorithm or
+  // engine configuration, choosing on first use; asynchronous. Throws Error when none passes.
+  void forward(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr bias_or_0);
+  // "IMPLICIT_PRECOMP_GEMM (tf32)", "graph eng0_k2=1 (tf32)": the choice for `layout`.
+  [[nodiscard]] std::string label(spec::Layout layout);
 
   [[nodiscard]] const ConvChoices& choices() const { return choices_; }
-  // Algorithms cuDNN ranked faster than the chosen one that failed verification, one line each.
+  // Choices cuDNN ranked or offered that failed verification, one line each.
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  static constexpr size_t kTimedCandidates = 4;
-  gpu::ConvAlgoChoice fastest(gpu::CudnnConv& conv, const std::vector<gpu::ConvAlgoChoice>& candidates, CUdeviceptr x,
-                              CUdeviceptr w, CUdeviceptr y);
+  static constexpr size_t kTimedLegacy = 4;  // legacy algorithms timed, at most
+  static constexpr size_t kTimedGraph = 64;  // graph engine configurations timed, at most
+
+  // One way to run the conv: a legacy algorithm or a graph engine configuration.
+  struct Option {
+    ConvChoice choice;
+    std::function<void(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y)> run;
+  };
+  struct Chosen {
+    std::unique_ptr<gpu::CudnnConv> legacy;  // always made: it adds the bias for either kind
+    ConvChoice choice;
+  };
+
+  Chosen& ensure(spec::Layout layout);
+  std::vector<Option> legacy_options(gpu::CudnnConv& conv, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  std::vector<Option> graph_options(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  // Whether running `o` on draw 0 passes the math mode's rule; a note says why not.
+  bool passes(const Option& o, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  const Option& fastest(const std::vector<Option>& options, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  void run_graph(spec::Layout layout, const codegen::EngineKey& key, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
 
   gpu::CudnnHandle& handle_;
   spec::Problem problem_;
@@ -52,9 +75,10 @@ class ConvAlgoCache {
   InputDraws& draws_;
   BufferPool& pool_;
   reference::GpuReference& ref_;
+  GraphCache& graphs_;
   CUstream stream_;
   size_t l2_scrub_bytes_;
-  std::map<int, std::unique_ptr<gpu::CudnnConv>> convs_;  // by layout
+  std::map<int, Chosen> chosen_;  // by layout
   ConvChoices choices_;
   std::vector<std::string> notes_;
   gpu::DeviceBuffer workspace_;

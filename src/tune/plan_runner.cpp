@@ -15,9 +15,16 @@ Loaded load_variant(codegen::Variant variant, const std::string& cubin) {
   Loaded l;
   l.variant = std::move(variant);
   if (!cubin.empty()) l.module.emplace(cubin);
+  l.engine = codegen::engine_of(l.variant);
   for (const auto& st : l.variant.plan) {
     switch (st.kind()) {
       case codegen::StepKind::cudnn_conv: l.functions.push_back(nullptr); break;
+      case codegen::StepKind::cudnn_graph:
+        if (!l.engine)
+          throw Error(ExitCode::failure, fmt::format("{}: a cuDNN graph step but no engine configuration (eng)",
+                                                     l.variant.name));
+        l.functions.push_back(nullptr);
+        break;
       case codegen::StepKind::kernel: {
         if (!l.module)
           throw Error(ExitCode::failure, fmt::format("{}: a kernel step but no compiled module", l.variant.name));
@@ -49,10 +56,18 @@ void PlanRunner::run_step(const Loaded& l, size_t i, const Binding& b) {
   switch (st.kind()) {
     case codegen::StepKind::cudnn_conv: {
       const auto& c = st.conv();
-      auto& conv = convs_.conv(c.layout);
-      const auto& ws = convs_.workspace();
-      conv.forward(b.buffers[c.in], b.buffers[c.filters], b.buffers[c.out], ws.ptr(), ws.size(),
-                   c.bias ? b.buffers[*c.bias] : 0);
+      convs_.forward(c.layout, b.buffers[c.in], b.buffers[c.filters], b.buffers[c.out],
+                     c.bias ? b.buffers[*c.bias] : 0);
+      return;
+    }
+    case codegen::StepKind::cudnn_graph: {
+      const auto& g = st.graph();
+      gpu::GraphBuffers gb;
+      gb.x = b.buffers[g.in];
+      gb.w = b.buffers[g.filters];
+      gb.chan = g.chan ? b.buffers[*g.chan] : 0;
+      gb.out = b.buffers[g.out];
+      graphs_.run(graphs_.desc(g), *l.engine, gb);
       return;
     }
     case codegen::StepKind::kernel: {
@@ -94,7 +109,10 @@ std::vector<std::string> PlanRunner::conv_labels(const codegen::Variant& v) {
   std::vector<std::string> out;
   for (const auto& st : v.plan) {
     switch (st.kind()) {
-      case codegen::StepKind::cudnn_conv: out.push_back(convs_.conv(st.conv().layout).chosen_name()); break;
+      case codegen::StepKind::cudnn_conv: out.push_back(convs_.label(st.conv().layout)); break;
+      case codegen::StepKind::cudnn_graph:
+        if (const auto key = codegen::engine_of(v)) out.push_back("cuDNN graph " + graphs_.name(graphs_.desc(st.graph()), *key));
+        break;
       case codegen::StepKind::kernel: break;
     }
   }

@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cudnn_engine.hpp"
 #include "codegen/variant.hpp"
 #include "gpu/module.hpp"
 #include "tune/buffer_pool.hpp"
 #include "tune/conv_cache.hpp"
+#include "tune/graph_cache.hpp"
 #include "tune/input_draws.hpp"
 
 namespace fusetune::tune {
@@ -21,6 +23,7 @@ struct Loaded {
   codegen::Variant variant;
   std::optional<gpu::Module> module;
   std::vector<CUfunction> functions;  // per plan step (nullptr for cuDNN steps)
+  std::optional<codegen::EngineKey> engine;  // the cuDNN graph configuration its graph steps run
 };
 
 // Loads `cubin` (may be empty when the variant has no kernels) and resolves every kernel step.
@@ -37,8 +40,8 @@ struct Binding {
 
 class PlanRunner {
  public:
-  PlanRunner(InputDraws& draws, BufferPool& pool, ConvAlgoCache& convs, CUstream s)
-      : draws_(draws), pool_(pool), convs_(convs), stream_(s) {}
+  PlanRunner(InputDraws& draws, BufferPool& pool, ConvAlgoCache& convs, GraphCache& graphs, CUstream s)
+      : draws_(draws), pool_(pool), convs_(convs), graphs_(graphs), stream_(s) {}
 
   // Inputs of draw d; scratch from the pool under the buffer's name.
   [[nodiscard]] Binding bind(const codegen::Variant& v, int draw);
@@ -48,7 +51,8 @@ class PlanRunner {
   void run_all(const Loaded& l, const Binding& b);
   // The steps outside the timed region (one-time parameter transforms).
   void run_untimed(const Loaded& l, const Binding& b);
-  // The cuDNN algorithm label of each conv step of the plan.
+  // The cuDNN algorithm label of each conv step of the plan (cuDNN's name of the engine
+  // configuration for a graph step).
   [[nodiscard]] std::vector<std::string> conv_labels(const codegen::Variant& v);
 
   [[nodiscard]] CUstream stream() const { return stream_; }
@@ -57,6 +61,7 @@ class PlanRunner {
   InputDraws& draws_;
   BufferPool& pool_;
   ConvAlgoCache& convs_;
+  GraphCache& graphs_;
   CUstream stream_;
 };
 

@@ -82,11 +82,17 @@ ErrorFigures error_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
+nlohmann::json key_to_json(const codegen::EngineKey& k);
+codegen::EngineKey key_from_json(const nlohmann::json& j);
+
 nlohmann::json to_json(const ConvChoices& c) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [layout, ch] : c)
+  for (const auto& [layout, ch] : c) {
     j[std::to_string(layout)] = {{"algo", ch.algo}, {"math_type", ch.math_type}, {"time_ms", ch.time_ms},
                                  {"label", ch.label}};
+    // Only when set: stored records of legacy choices stay byte for byte what they were.
+    if (ch.engine) j[std::to_string(layout)]["engine"] = key_to_json(*ch.engine);
+  }
   return j;
 }
 
@@ -98,6 +104,7 @@ ConvChoices conv_choices_from_json(const nlohmann::json& j) {
     ch.math_type = v.at("math_type");
     ch.time_ms = v.at("time_ms");
     ch.label = v.at("label");
+    if (v.contains("engine")) ch.engine = key_from_json(v.at("engine"));
     c[std::stoi(k)] = ch;
   }
   return c;
@@ -216,6 +223,45 @@ nlohmann::json to_json(const RetimeReply& r) {
 RetimeReply retime_reply_from_json(const nlohmann::json& j) {
   RetimeReply r;
   for (const auto& [name, t] : j.at("results").items()) r.results[name] = time_from_json(t);
+  return r;
+}
+
+nlohmann::json key_to_json(const codegen::EngineKey& k) {
+  nlohmann::json knobs = nlohmann::json::array();
+  for (const auto& [t, v] : k.knobs) knobs.push_back({t, v});
+  return {{"engine", k.engine}, {"knobs", knobs}};
+}
+
+codegen::EngineKey key_from_json(const nlohmann::json& j) {
+  codegen::EngineKey k;
+  k.engine = j.at("engine").get<int64_t>();
+  for (const auto& kv : j.at("knobs")) k.knobs.emplace_back(kv.at(0).get<int64_t>(), kv.at(1).get<int64_t>());
+  return k;
+}
+
+nlohmann::json to_json(const EnginesRequest& r) {
+  return {{"cmd", "engines"}, {"variant", codegen::to_json(r.variant)}, {"most", r.most}};
+}
+
+EnginesRequest engines_request_from_json(const nlohmann::json& j) {
+  return EnginesRequest{codegen::variant_from_json(j.at("variant")), j.value("most", 0)};
+}
+
+nlohmann::json to_json(const EnginesReply& r) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : r.engines)
+    list.push_back({{"key", key_to_json(e.key)}, {"name", e.name}, {"built", e.built}, {"reason", e.reason}});
+  return {{"refused", r.refused}, {"reason", r.reason}, {"engines", list}, {"build_s", r.build_s}};
+}
+
+EnginesReply engines_reply_from_json(const nlohmann::json& j) {
+  EnginesReply r;
+  r.refused = j.at("refused").get<bool>();
+  r.reason = j.at("reason").get<std::string>();
+  r.build_s = j.at("build_s").get<double>();
+  for (const auto& e : j.at("engines"))
+    r.engines.push_back({key_from_json(e.at("key")), e.at("name").get<std::string>(), e.at("built").get<bool>(),
+                         e.at("reason").get<std::string>()});
   return r;
 }
 

@@ -6,12 +6,15 @@
 //   setup   -> inputs drawn, float64 references computed, copy bandwidth measured
 //   run     -> one variant verified (every draw) and, if it passes, timed
 //   retime  -> several variants timed interleaved, A B C A B C ..., one sample each per round
+//   engines -> the cuDNN engine configurations for a cudnn-fused template's graph, built
 //   quit
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "codegen/cudnn_engine.hpp"
 #include "codegen/variant.hpp"
 #include "common/math_mode.hpp"
 #include "tune/status.hpp"
@@ -22,11 +25,14 @@ namespace fusetune::tune {
 
 // cuDNN's algorithm for the conv in one layout, as found (and verified) by a worker; handed
 // to the next worker after a restart so it does not search again.
+// Either a legacy algorithm (algo, math_type) or, when `engine` is set, an engine configuration
+// of cuDNN's graph API for the conv alone.
 struct ConvChoice {
   int algo = 0;
   int math_type = 0;
   float time_ms = 0;
-  std::string label;  // "IMPLICIT_PRECOMP_GEMM (tf32)"
+  std::string label;  // "IMPLICIT_PRECOMP_GEMM (tf32)", "graph eng0_k2=1 (tf32)"
+  std::optional<codegen::EngineKey> engine;
 };
 using ConvChoices = std::map<int, ConvChoice>;  // by layout: 0 NCHW, 1 NHWC
 
@@ -77,6 +83,32 @@ struct RetimeRequest {
 struct RetimeReply {
   std::map<std::string, TimeFigures> results;  // by variant name
 };
+
+// A template variant (cudnn-fused without an engine configuration) whose graph step's
+// configurations the worker lists and builds (tune/graph_cache.hpp).
+struct EnginesRequest {
+  codegen::Variant variant;
+  int most = 0;  // > 0: only the first `most` configurations (tests keep GPU runs short)
+};
+
+struct EngineEntry {
+  codegen::EngineKey key;
+  std::string name;    // cuDNN's tag
+  bool built = false;  // false: cuDNN refused to build it; `reason` says why
+  std::string reason;
+};
+
+struct EnginesReply {
+  bool refused = false;  // cuDNN refused the graph itself (`reason`): the template is not_supported
+  std::string reason;
+  std::vector<EngineEntry> engines;
+  double build_s = 0;
+};
+
+nlohmann::json to_json(const EnginesRequest& r);
+nlohmann::json to_json(const EnginesReply& r);
+EnginesRequest engines_request_from_json(const nlohmann::json& j);
+EnginesReply engines_reply_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const SetupRequest& r);
 nlohmann::json to_json(const SetupReply& r);

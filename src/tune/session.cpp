@@ -56,10 +56,11 @@ Session::Session(const SetupRequest& setup)
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
-  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, s,
+  graphs_ = std::make_unique<GraphCache>(cudnn_, problem_, math_, *pool_, s);
+  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, *graphs_, s,
                                            scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
-  runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, s);
+  runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, *graphs_, s);
   verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *ref_);
   timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes), scrub);
 
@@ -96,6 +97,11 @@ RunReply Session::run(const RunRequest& req) {
     if (e.context_lost()) throw ContextLost{e.what()};
     reply.status = Status::launch_failed;
     reply.reason = e.what();
+  } catch (const gpu::GraphRefused& e) {
+    // cuDNN refused this engine configuration (or failed to run it): its answer is the reason.
+    sync_or_lose("cuDNN graph");
+    reply.status = Status::not_supported;
+    reply.reason = e.what();
   }
   reply.conv_choices = convs_->choices();
   reply.notes = convs_->notes();
@@ -120,6 +126,26 @@ RetimeReply Session::retime(const RetimeRequest& req) {
   for (const auto& e : req.entries) plans.push_back(&ensure_loaded(e.variant, e.cubin_path));
   RetimeReply reply;
   reply.results = timer_->interleaved(plans, req.rounds, req.round);
+  return reply;
+}
+
+EnginesReply Session::engines(const EnginesRequest& req) {
+  EnginesReply reply;
+  if (std::string bad = codegen::check_variant(req.variant, problem_); !bad.empty())
+    throw Error(ExitCode::failure, "engines: refused an unsound plan: " + bad);
+  const codegen::Step* graph = nullptr;
+  for (const auto& st : req.variant.plan)
+    if (st.kind() == codegen::StepKind::cudnn_graph) graph = &st;
+  if (graph == nullptr) throw Error(ExitCode::failure, "engines: the variant has no cuDNN graph step");
+  const auto t0 = Clock::now();
+  try {
+    for (const gpu::GraphEngine& e : graphs_->engines(graphs_->desc(graph->graph()), size_t(std::max(0, req.most))))
+      reply.engines.push_back({e.key, e.name, e.built, e.reason});
+  } catch (const gpu::GraphRefused& e) {
+    reply.refused = true;
+    reply.reason = e.what();
+  }
+  reply.build_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return reply;
 }
 

@@ -17,6 +17,7 @@
 #include "spec/problem.hpp"
 #include "tune/buffer_pool.hpp"
 #include "tune/conv_cache.hpp"
+#include "tune/graph_cache.hpp"
 #include "tune/input_draws.hpp"
 #include "tune/plan_runner.hpp"
 #include "tune/protocol.hpp"
@@ -35,6 +36,7 @@ class Session {
   [[nodiscard]] const SetupReply& info() const { return info_; }
   [[nodiscard]] RunReply run(const RunRequest& request);
   [[nodiscard]] RetimeReply retime(const RetimeRequest& request);
+  [[nodiscard]] EnginesReply engines(const EnginesRequest& request);
 
  private:
   // Loads and verifies `v` unless this worker already has it (a worker started after a fault
@@ -51,6 +53,7 @@ class Session {
   std::unique_ptr<reference::GpuReference> ref_;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<InputDraws> draws_;
+  std::unique_ptr<GraphCache> graphs_;  // before convs_, which uses it
   std::unique_ptr<ConvAlgoCache> convs_;
   std::unique_ptr<PlanRunner> runner_;
   std::unique_ptr<Verifier> verifier_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "codegen/cudnn_engine.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
@@ -87,6 +88,7 @@ class TuneRun {
     phase("generate", [&] { return generate(); });
     phase("compile", [&] { return compile(); });
     phase("baselines", [&] { return baselines(); });
+    phase("engines", [&] { return engines(); });
     phase("measure", [&] { return measure(); });
     flush(true);
     phase("finalists", [&] { return finalists(); });
@@ -142,11 +144,18 @@ class TuneRun {
     if (opt_.strategy == "random" && opt_.budget > 0) variants_ = random_subset(std::move(variants_), size_t(opt_.budget));
     if (!opt_.floors) std::erase_if(variants_, [](const codegen::Variant& v) { return v.role() == Role::floor; });
     if (!decision_.only.empty()) {
-      std::erase_if(variants_, [&](const codegen::Variant& v) {
-        return v.role() == Role::solution && decision_.only.count(v.name) == 0;
-      });
+      std::erase_if(variants_, [&](const codegen::Variant& v) { return v.role() == Role::solution && !wanted(v); });
     }
     return true;
+  }
+
+  // Under decision_.only: the variant is named there, or it is a cudnn-fused template one of
+  // whose configurations is (the configurations exist only once the worker lists them).
+  bool wanted(const codegen::Variant& v) const {
+    if (decision_.only.count(v.name) != 0) return true;
+    if (v.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(v)) return false;
+    return std::any_of(decision_.only.begin(), decision_.only.end(),
+                       [&](const std::string& n) { return n.starts_with(v.name + "."); });
   }
 
   bool compile() {
@@ -160,16 +169,89 @@ class TuneRun {
     for (const auto& r : opt_.injected) rep_.results.push_back(r);
     for (size_t i = 0; i < rep_.results.size(); ++i) {
       const auto& r = rep_.results[i];
+      cubin_paths_.emplace_back();
       if (r.compile.cubin.empty()) continue;
-      std::ofstream f(cubin_path(i), std::ios::binary);
+      cubin_paths_.back() = (tmp_.path() / fmt::format("{}.cubin", i)).string();
+      std::ofstream f(cubin_paths_.back(), std::ios::binary);
       f.write(r.compile.cubin.data(), std::streamsize(r.compile.cubin.size()));
     }
     return true;
   }
 
-  std::string cubin_path(size_t i) const {
-    if (rep_.results[i].compile.cubin.empty()) return "";
-    return (tmp_.path() / fmt::format("{}.cubin", i)).string();
+  std::string cubin_path(size_t i) const { return cubin_paths_.at(i); }
+
+  // --- engines --------------------------------------------------------------------------
+  // Each cudnn-fused template becomes one variant per engine configuration the GPU's cuDNN
+  // offers for its graph (listed and built in parallel by the worker); those cuDNN could not
+  // build stay as not_supported rows with its reason. Runs before any solution is measured, so
+  // the indices it shifts are referenced nowhere yet.
+  bool engines() {
+    for (size_t i = 0; i < rep_.results.size();) {
+      const auto& r = rep_.results[i];
+      if (r.variant.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(r.variant) ||
+          r.status != Status::ok) {
+        ++i;
+        continue;
+      }
+      std::vector<VariantResult> made = expand(i);
+      const std::string path = cubin_paths_[i];
+      rep_.results.erase(rep_.results.begin() + std::ptrdiff_t(i));
+      cubin_paths_.erase(cubin_paths_.begin() + std::ptrdiff_t(i));
+      rep_.results.insert(rep_.results.begin() + std::ptrdiff_t(i), made.begin(), made.end());
+      cubin_paths_.insert(cubin_paths_.begin() + std::ptrdiff_t(i), made.size(), path);
+      i += made.size();
+    }
+    return true;
+  }
+
+  std::vector<VariantResult> expand(size_t i) {
+    VariantResult t = rep_.results[i];
+    if (opt_.math == MathMode::fp32) {
+      // Seen on the H200 (cuDNN 9.19): with the TF32 tensor cores ruled out, cuDNN offered one
+      // engine for the fused conv + epilogue graph, taking 360 ms for kernelbench-31. Reported
+      // as what it is, not timed as a slow choice.
+      t.status = Status::not_supported;
+      t.reason = "strict fp32: cuDNN's runtime fusion of conv + epilogue runs on TF32 tensor cores only";
+      return {t};
+    }
+    progress("listing cuDNN engine configurations", 0, 1, t.variant.name);
+    if (!session_) start_session();
+    EnginesRequest req{t.variant, std::max(0, opt_.max_variants)};
+    nlohmann::json reply;
+    try {
+      reply = worker_->request(to_json(req), seconds(std::max(600.0, opt_.variant_timeout_s)));
+    } catch (const WorkerLost& e) {
+      t.status = e.timed_out ? Status::timeout : Status::faulted;
+      t.reason = "listing cuDNN engine configurations: " + e.reason;
+      restart();
+      return {t};
+    }
+    if (reply.contains("error") || !reply.contains("engines")) {
+      t.status = reply.contains("error") ? Status::launch_failed : Status::faulted;
+      t.reason = "listing cuDNN engine configurations: " +
+                 reply.value("error", reply.value("reason", std::string("the worker lost its context")));
+      if (!reply.contains("error")) restart();
+      return {t};
+    }
+    const EnginesReply er = engines_reply_from_json(reply);
+    if (er.refused) {
+      t.status = Status::not_supported;
+      t.reason = er.reason;
+      return {t};
+    }
+    std::vector<VariantResult> out;
+    for (const EngineEntry& e : er.engines) {
+      VariantResult r = t;
+      r.variant = codegen::with_engine(t.variant, e.key);
+      if (!decision_.only.empty() && decision_.only.count(r.variant.name) == 0) continue;
+      if (!e.built) {
+        r.status = Status::not_supported;
+        r.reason = fmt::format("cuDNN {}: {}", e.name, e.reason);
+      }
+      rep_.conv_names[r.variant.name] = {"cuDNN graph " + e.name};
+      out.push_back(std::move(r));
+    }
+    return out;
   }
 
   // --- the worker session ---------------------------------------------------------------
@@ -410,6 +492,7 @@ class TuneRun {
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;
+  std::vector<std::string> cubin_paths_;  // per result: its CUBIN file ("" when it has none)
 };
 
 }  // namespace

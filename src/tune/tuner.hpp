@@ -5,6 +5,8 @@
 //   compile    NVRTC on all cores
 //   baselines  the floors (conv alone) and `unfused` verified and timed, then re-timed
 //              interleaved: the conv time per layout that finalists are ranked with
+//   engines    each cudnn-fused template becomes one variant per cuDNN engine configuration
+//              the worker lists (and builds, in parallel) on the GPU
 //   measure    every other variant verified on every draw, then timed on its own
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
 //              interleaved with the baselines; the fastest is the winner
@@ -42,7 +44,8 @@ struct TuneOptions {
   double variant_timeout_s = 60;  // per request to the worker; a hang past it is `timeout`
   std::string worker_exe = "/proc/self/exe";
   std::string plant;              // test-only: planted variants, see codegen/planted.hpp
-  int max_variants = 0;           // >0: an evenly spaced sample of each design's variants (tests)
+  int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
+                                  // the first this many cuDNN engine configurations (tests)
   std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded)
   int budget = 0;                 // random: how many generated variants to run (0: all)
   bool quick = false;             // a short first pass (3-5 samples): for correctness runs and re-checks

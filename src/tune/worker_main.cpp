@@ -59,6 +59,9 @@ int worker_main() {
         if (!session) throw Error(ExitCode::failure, "worker: run before setup");
         reply = cmd == "run" ? to_json(session->run(run_request_from_json(req)))
                              : to_json(session->retime(retime_request_from_json(req)));
+      } else if (cmd == "engines") {
+        if (!session) throw Error(ExitCode::failure, "worker: engines before setup");
+        reply = to_json(session->engines(engines_request_from_json(req)));
       } else if (cmd == "quit") {
         send(out, {{"ok", true}});
         return 0;
