@@ -24,4 +24,8 @@ echo "fuzz: db import + export ran ${FUZZ_SECONDS:-60} s without a finding"
 # The CI smoke test users put in their pipelines, on a fresh database (it loads the shipped records).
 smoke_dir=$(mktemp -d)
 trap 'rm -rf "$smoke_dir"' EXIT
-build/fusetune smoke --db "$smoke_dir/tuning.db"
+build/fusetune smoke --db "$smoke_dir/tuning.db" --junit "$smoke_dir/smoke.xml"
+
+# The installed tool stands alone: templates and shipped records are inside the binary.
+cmake --install build --prefix "$smoke_dir/prefix" >/dev/null
+"$smoke_dir/prefix/bin/fusetune" --version

@@ -28,6 +28,7 @@ void register_compile(CLI::App& app, CompileArgs& args) {
       ->capture_default_str();
   cmd->add_option("--jobs,-j", args.jobs, "parallel compiles (default: all cores)")->check(integer_in(1, kMaxJobs));
   cmd->add_flag("--json", args.json, "print JSON instead of a table");
+  cmd->add_flag("-q,--quiet", args.quiet, "no progress on stderr (errors still go there)");
 }
 
 int run_compile(const CompileArgs& args) {
@@ -39,7 +40,7 @@ int run_compile(const CompileArgs& args) {
   gen.problem_text = spec::canonical(problem);
   const auto variants = codegen::generate_variants(problem, *limits, gen);
 
-  Progress progress("compiling", variants.size());
+  Progress progress("compiling", variants.size(), args.quiet ? ProgressMode::quiet : ProgressMode::automatic);
   tune::CompileAllOptions opts;
   opts.arch = args.arch;
   opts.strict_fp32 = args.math == "fp32";

@@ -7,11 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/junit.hpp"
 #include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
+#include "gpu/device.hpp"
+#include "gpu/driver_api.hpp"
 #include "tune/smoke.hpp"
 
 namespace fusetune::cli {
@@ -20,6 +23,9 @@ void register_smoke(CLI::App& app, SmokeArgs& args) {
   auto* cmd = app.add_subcommand("smoke", "CI check: everything compiles, the database works, winners still win");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_option("--json", args.json_file, "also write the checks as JSON to this file");
+  cmd->add_option("--junit", args.junit_file, "also write the checks as JUnit XML to this file (for CI test reports)");
+  cmd->add_flag("--require-gpu", args.require_gpu,
+                "fail (not skip) when no GPU is found, so a GPU CI job cannot pass without one");
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
       ->check(integer_in(1, kMaxJobs));
   cmd->add_option("--checks", args.checks, "only these groups: compile,database,exports,gpu-tiny,winners")
@@ -40,7 +46,22 @@ int run_smoke(const SmokeArgs& args) {
     fmt::print("{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ", text::printable(c.detail));
     std::fflush(stdout);
   };
-  const auto checks = tune::run_smoke(o);
+  auto checks = tune::run_smoke(o);
+  if (args.require_gpu) {
+    std::string why;
+    int count = 0;
+    try {
+      if (gpu::driver_available(&why)) count = gpu::device_count();
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (count == 0) {
+      tune::SmokeCheck c{"a GPU (--require-gpu)", tune::SmokeCheck::Outcome::failed,
+                         why.empty() ? "the driver sees no GPU" : why};
+      o.on_check(c);
+      checks.push_back(c);
+    }
+  }
   size_t passed = 0, failed = 0, skipped = 0;
   nlohmann::json j = {{"schema", "fusetune.smoke/1"}, {"db", o.db_path}, {"checks", nlohmann::json::array()}};
   for (const auto& c : checks) {
@@ -54,6 +75,7 @@ int run_smoke(const SmokeArgs& args) {
   }
   j["summary"] = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}};
   if (!args.json_file.empty()) write_output_file(args.json_file, j.dump(2) + "\n");
+  if (!args.junit_file.empty()) write_output_file(args.junit_file, junit_xml(checks));
   fmt::print("smoke: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
   return failed ? int(ExitCode::failure) : int(ExitCode::ok);
 }

@@ -10,7 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
-#include "cli/table.hpp"
+#include "cli/tune_table.hpp"
 #include "cli/validators.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
@@ -29,85 +29,6 @@ namespace fusetune::cli {
 namespace {
 
 void write_json_file(const std::string& path, const nlohmann::json& j) { write_output_file(path, j.dump(2) + "\n"); }
-
-std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
-std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
-
-int group(codegen::Role role) {
-  switch (role) {
-    case codegen::Role::floor: return 0;
-    case codegen::Role::baseline: return 1;
-    case codegen::Role::solution: return 2;
-  }
-  return 2;
-}
-
-// "0.12 of bound" under tf32 (how close the worst element came to its derived bound), the
-// max abs error under fp32.
-std::string error_text(const tune::TuneReport& rep, const tune::VariantResult& r) {
-  if (!r.verified && r.status != tune::Status::wrong_result) return "-";
-  return rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
-}
-
-void print_report(const tune::TuneReport& rep) {
-  fmt::print("problem  {}\nkey      {}\ndevice   {}  math {}  copy bandwidth {:.0f} GB/s (measured)\n\n", rep.problem,
-             rep.key, rep.device.value("name", "?"), math_mode_name(rep.math), rep.copy_gbps);
-  std::vector<size_t> rows(rep.results.size());
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
-    const auto &ra = rep.results[a], &rb = rep.results[b];
-    if (group(ra.variant.role()) != group(rb.variant.role())) return group(ra.variant.role()) < group(rb.variant.role());
-    if (ra.timed != rb.timed) return ra.timed;
-    return ra.time.median_ms < rb.time.median_ms;
-  });
-
-  Table t({"candidate", "variant", "parameters", "status", "median ms", "round", "kernel ms", "% copy",
-           rep.math == MathMode::tf32 ? "err/bound" : "max abs err", "vs unfused", "vs cudnn"});
-  for (size_t i : rows) {
-    const auto& r = rep.results[i];
-    std::string status(tune::status_name(r.status));
-    if (!r.reason.empty()) status += ": " + r.reason.substr(0, 90);
-    if (rep.winner == i) status = "WINNER";
-    std::string pct = "-";
-    if (r.timed && r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0 && rep.copy_gbps > 0) {
-      const double g = r.variant.kernel_bytes / (r.time.kernel_median_ms * 1e-3) / 1e9;
-      pct = fmt::format("{:.0f}%", 100.0 * g / rep.copy_gbps);
-    }
-    std::string candidate(codegen::candidate_name(r.variant.candidate));
-    if (r.variant.role() == codegen::Role::floor) candidate += " (floor)";
-    t.add({candidate, r.variant.name, params_text(r.variant), status, fmt_ms(r.timed ? r.time.median_ms : 0),
-           r.timed ? std::string(tune::time_round_name(r.time.round)) : "-",
-           fmt_ms(r.timed ? r.time.kernel_median_ms : 0), pct, error_text(rep, r),
-           rep.unfused ? fmt_x(tune::speedup(rep, *rep.unfused, i)) : "-",
-           rep.cudnn ? fmt_x(tune::speedup(rep, *rep.cudnn, i)) : "-"});
-  }
-  fmt::print("{}\n", t.render());
-  size_t counts[8] = {};
-  for (const auto& r : rep.results) ++counts[size_t(r.status)];
-  fmt::print("{} variants: {} ok", rep.results.size(), counts[0]);
-  for (size_t s = 1; s < 8; ++s)
-    if (counts[s]) fmt::print(", {} {}", counts[s], tune::status_name(tune::Status(s)));
-  fmt::print("; worker restarts: {}\n", rep.worker_restarts);
-  for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
-  std::string phases;
-  for (const auto& [phase, sec] : rep.phase_seconds) phases += fmt::format("{}{} {:.1f} s", phases.empty() ? "" : ", ", phase, sec);
-  fmt::print("phases: {}\n", phases);
-  if (rep.winner) {
-    const auto& w = rep.results[*rep.winner];
-    fmt::print("\nwinner   {} ({})  {:.3f} ms median ({} round, {} interleaved rounds)", w.variant.name,
-               codegen::candidate_name(w.variant.candidate), w.time.median_ms, tune::time_round_name(w.time.round),
-               rep.confirm_rounds);
-    if (rep.unfused)
-      fmt::print("  {:.2f}x vs unfused {:.3f} ms", tune::speedup(rep, *rep.unfused, *rep.winner),
-                 rep.results[*rep.unfused].time.median_ms);
-    if (rep.cudnn)
-      fmt::print("  {:.2f}x vs cudnn conv alone {:.3f} ms", tune::speedup(rep, *rep.cudnn, *rep.winner),
-                 rep.results[*rep.cudnn].time.median_ms);
-    fmt::print("\n");
-  } else {
-    fmt::print("\nno verified winner\n");
-  }
-}
 
 }  // namespace
 
@@ -131,6 +52,8 @@ void register_tune(CLI::App& app, TuneArgs& args) {
       ->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_flag("--force", args.force, "re-tune even when a winner is stored for this GPU and software");
+  cmd->add_flag("-q,--quiet", args.quiet, "no progress on stderr (errors still go there)");
+  cmd->add_flag("--all", args.all, "show every variant (and every failure's reason), not the ten fastest");
   cmd->add_option("--top-k", args.top_k, "variants re-verified when only driver/NVRTC/cuDNN versions changed")
       ->check(integer_in(1, kMaxTopK))
       ->capture_default_str();
@@ -156,7 +79,7 @@ int run_tune(const TuneArgs& args) {
   opt.strategy = args.strategy;
   opt.budget = args.budget;
   if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
-  Progress progress("tune", 0);
+  Progress progress("tune", 0, args.quiet ? ProgressMode::quiet : ProgressMode::automatic);
   std::string last_phase;
   opt.progress = [&](const std::string& phase, size_t done, size_t total, const std::string& detail) {
     if (phase != last_phase) {
@@ -218,7 +141,9 @@ int run_tune(const TuneArgs& args) {
     return int(ExitCode::ok);
   }
   if (!narrowed.empty()) fmt::print("note: {}\n", narrowed);
-  print_report(rep);
+  TuneTableOptions table;
+  table.all = args.all;
+  fmt::print("{}", tune_table(rep, table));
   if (rep.winner) database.write_winner(tune::winner_record(rep, env));
   fmt::print("database {}\n", db_path);
   if (!args.json_file.empty()) write_json_file(args.json_file, tune::report_to_json(rep));

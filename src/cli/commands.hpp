@@ -21,6 +21,7 @@ struct CompileArgs {
   ProblemArgs problem;
   std::string arch = "sm_90";
   bool json = false;
+  bool quiet = false;
   unsigned jobs = 0;
   std::string math = "tf32";
 };
@@ -36,6 +37,8 @@ struct TuneArgs {
   int device = 0;
   std::string db;
   bool force = false;
+  bool all = false;
+  bool quiet = false;
   std::string json_file;
   double timeout_s = 60;
   int top_k = 5;
@@ -84,6 +87,8 @@ int run_db(const DbArgs& args);
 struct SmokeArgs {
   std::string db;
   std::string json_file;
+  std::string junit_file;
+  bool require_gpu = false;
   unsigned jobs = 0;
   std::vector<std::string> checks;
 };

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cli/commands.hpp"
+#include "cli/version.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "tune/worker_main.hpp"
@@ -39,7 +40,8 @@ int run(int argc, char** argv) {
   // The tuner's GPU worker (tune/worker_client.hpp): not a user command, so not in --help.
   if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main();
   CLI::App app{"fusetune: JIT autotuner for fused convolution epilogues on NVIDIA GPUs"};
-  app.set_version_flag("--version", FUSETUNE_VERSION);
+  app.set_version_flag("--version", [] { return cli::version_text(); },
+                       "fusetune's version and the NVRTC, cuDNN and driver versions it finds");
   app.require_subcommand(1, 1);
 
   cli::CompileArgs compile_args;

@@ -356,9 +356,14 @@ class TuneRun {
     std::vector<size_t> todo;
     for (size_t i = 0; i < rep_.results.size(); ++i)
       if (rep_.results[i].variant.role() == role) todo.push_back(i);
+    // The worker's setup (inputs, references, its own progress line) comes first, so the count
+    // below runs uninterrupted.
+    if (!todo.empty() && !session_) start_session();
+    size_t done = 0;
     for (size_t i : todo) {
-      progress(role == Role::solution ? "verifying and timing" : "verifying and timing baselines", ++measured_,
-               rep_.results.size(), rep_.results[i].variant.name);
+      progress(role == Role::solution ? "verifying and timing" : role == Role::floor ? "verifying and timing floors"
+                                                                                       : "verifying and timing baselines",
+               ++done, todo.size(), rep_.results[i].variant.name);
       flush(false);
       batch_.push_back(i);
       run_one(i);
@@ -488,7 +493,6 @@ class TuneRun {
   std::vector<codegen::Variant> variants_;
   TempDir tmp_{"fusetune-tune"};
   bool session_ = false;
-  size_t measured_ = 0;
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;

@@ -1,0 +1,200 @@
+#include "cli/tune_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "cli/table.hpp"
+#include "common/terminal_text.hpp"
+
+namespace fusetune::cli {
+
+namespace {
+
+using codegen::Role;
+
+std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
+std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
+
+std::string round_short(const tune::VariantResult& r) {
+  if (!r.timed) return "-";
+  switch (r.time.round) {
+    case tune::TimeRound::first_pass: return "1st";
+    case tune::TimeRound::finalists: return "fin";
+    case tune::TimeRound::confirmation: return "conf";
+  }
+  return "-";
+}
+
+std::string cut(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  return n <= 3 ? s.substr(0, n) : fmt::format("{}...", s.substr(0, n - 3));
+}
+
+// `text` in lines of at most `width` columns, broken after `sep` (the last one that fits), each
+// line after the first indented by `indent` spaces.
+std::vector<std::string> wrap(const std::string& text, size_t width, size_t indent, const std::string& sep = " ") {
+  std::vector<std::string> out;
+  std::string rest = text;
+  while (true) {
+    const size_t room = out.empty() ? width : width - indent;
+    if (rest.size() <= room) {
+      out.push_back(rest);
+      break;
+    }
+    size_t at = rest.rfind(sep, room - 1);
+    if (at == std::string::npos || at == 0) at = room;  // no break point: cut hard
+    else at += sep.size() - (sep == " " ? 0 : 1);       // keep " |" on the line, start the next with "|"
+    std::string head = rest.substr(0, at);
+    while (!head.empty() && head.back() == ' ') head.pop_back();
+    out.push_back(head);
+    rest = rest.substr(at);
+    while (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+  }
+  for (size_t i = 1; i < out.size(); ++i) out[i] = std::string(indent, ' ') + out[i];
+  return out;
+}
+
+// Whether r's median is within the noise of the winner's: the larger of the two interquartile
+// spreads, at least 1%.
+bool within_noise(const tune::VariantResult& r, const tune::VariantResult& w) {
+  if (!r.timed || !w.timed || w.time.median_ms <= 0) return false;
+  const double noise = std::max({r.time.spread, w.time.spread, 0.01});
+  return std::abs(r.time.median_ms - w.time.median_ms) <= noise * w.time.median_ms;
+}
+
+}  // namespace
+
+std::string param_display(const std::string& name, int64_t value) {
+  const auto layout = [&](const std::string& shown) {
+    return value == 0 || value == 1 ? fmt::format("{}={}", shown, value == 0 ? "nchw" : "nhwc")
+                                    : fmt::format("{}={}", shown, value);
+  };
+  if (name == "layout" || name == "conv_layout") return layout(name);
+  if (name == "graph_in") return layout("x");
+  if (name == "in_nhwc") return layout("in");
+  if (name == "out_nhwc") return layout("out");
+  return fmt::format("{}={}", name, value);
+}
+
+std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt) {
+  std::string out;
+  // Every line fits the width: long ones wrap, continuation lines indented under the text.
+  const auto lines = [&](const std::string& s, const std::string& sep = " ") {
+    for (const auto& l : wrap(text::printable(s), opt.width, 9, sep)) out += l + "\n";
+  };
+  std::map<std::string, size_t> by_status;
+  for (const auto& r : rep.results) ++by_status[std::string(tune::status_name(r.status))];
+  double total_s = 0;
+  std::string phases;
+  for (const auto& [phase, sec] : rep.phase_seconds) {
+    total_s += sec;
+    if (sec >= 0.05) phases += fmt::format("{}{} {:.1f}", phases.empty() ? "" : ", ", phase, sec);
+  }
+  lines("problem  " + rep.problem, " | ");
+  lines(fmt::format("device   {}, {}, copy {:.0f} GB/s (measured); {} variants in {:.1f} s: {}",
+                    rep.device.value("name", "?"), math_mode_name(rep.math), rep.copy_gbps, rep.results.size(),
+                    total_s, phases));
+
+  // The rows: floors, baselines, then verified solutions by time (all of them with --all, and
+  // failures after), the winner always.
+  std::vector<size_t> rows;
+  for (Role role : {Role::floor, Role::baseline}) {
+    std::vector<size_t> g;
+    for (size_t i = 0; i < rep.results.size(); ++i)
+      if (rep.results[i].variant.role() == role) g.push_back(i);
+    std::stable_sort(g.begin(), g.end(), [&](size_t a, size_t b) {
+      const auto &ra = rep.results[a], &rb = rep.results[b];
+      if (ra.timed != rb.timed) return ra.timed;
+      return ra.time.median_ms < rb.time.median_ms;
+    });
+    rows.insert(rows.end(), g.begin(), g.end());
+  }
+  std::vector<size_t> solutions, failures;
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    const auto& r = rep.results[i];
+    if (r.variant.role() != Role::solution) continue;
+    (r.verified && r.timed ? solutions : failures).push_back(i);
+  }
+  std::stable_sort(solutions.begin(), solutions.end(), [&](size_t a, size_t b) {
+    if (rep.winner == a || rep.winner == b) return rep.winner == a && rep.winner != b;
+    return rep.results[a].time.median_ms < rep.results[b].time.median_ms;
+  });
+  const size_t shown = opt.all ? solutions.size() : std::min(solutions.size(), opt.top);
+  rows.insert(rows.end(), solutions.begin(), solutions.begin() + std::ptrdiff_t(shown));
+  if (opt.all) rows.insert(rows.end(), failures.begin(), failures.end());
+
+  // Parameters every shown row that has them agrees on: printed once.
+  std::map<std::string, std::set<int64_t>> values;
+  for (size_t i : rows)
+    for (const auto& [n, v] : rep.results[i].variant.params) values[n].insert(v);
+  std::string constant;
+  for (const auto& [n, vs] : values)
+    if (vs.size() == 1) constant += fmt::format("{}{}", constant.empty() ? "" : " ", param_display(n, *vs.begin()));
+  if (!constant.empty()) lines(fmt::format("fixed    {}", constant));
+
+  // Columns: mark, variant, varying parameters, ms, round, vs unfused, vs cudnn, error; the
+  // variant and parameter columns share what the others leave of the width.
+  const std::string err_head = rep.math == MathMode::tf32 ? "err/bound" : "max err";
+  constexpr size_t kFixed = 1 + 9 + 5 + 10 + 8 + 9 + 7 * 2;  // mark, the number columns, separators
+  const size_t free = opt.width > kFixed + 40 ? opt.width - kFixed : 40;
+  const size_t name_w = std::min<size_t>(38, free * 11 / 20);
+  const size_t param_w = free - name_w;
+  Table t({"", "variant", "parameters", "median ms", "round", "vs unfused", "vs cudnn", err_head});
+  const tune::VariantResult* w = rep.winner ? &rep.results[*rep.winner] : nullptr;
+  for (size_t i : rows) {
+    const auto& r = rep.results[i];
+    std::string params;
+    for (const auto& [n, v] : r.variant.params)
+      if (values[n].size() > 1) params += fmt::format("{}{}", params.empty() ? "" : " ", param_display(n, v));
+    const char* mark = rep.winner == i ? "*" : (w && r.variant.role() != Role::floor && within_noise(r, *w)) ? "~" : "";
+    std::string name = r.variant.name;
+    if (r.variant.role() == Role::floor) name.append(" (floor)");
+    if (r.variant.role() == Role::baseline) name.append(" (baseline)");
+    if (r.status != tune::Status::ok) params = fmt::format("{} (below)", tune::status_name(r.status));
+    std::string err = "-";
+    if (r.verified || r.status == tune::Status::wrong_result)
+      err = rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
+    t.add({mark, cut(name, name_w), cut(params, param_w), fmt_ms(r.timed ? r.time.median_ms : 0), round_short(r),
+           r.variant.role() != Role::solution || !rep.unfused ? "-" : fmt_x(tune::speedup(rep, *rep.unfused, i)),
+           r.variant.role() != Role::solution || !rep.cudnn ? "-" : fmt_x(tune::speedup(rep, *rep.cudnn, i)), err});
+  }
+  out += t.render();
+
+  // One footer: the marks, what is not shown, what did not verify, the notes.
+  std::string footer = "* winner, ~ within the measured noise of it";
+  if (!opt.all && solutions.size() > shown) footer += fmt::format("; {} more verified", solutions.size() - shown);
+  std::string counts;
+  for (const auto& [status, n] : by_status)
+    if (status != "ok") counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
+  if (!counts.empty()) footer += "; not verified: " + counts;
+  if (!opt.all && !rep.notes.empty())
+    footer += fmt::format("; {} note{} on cuDNN's choices", rep.notes.size(), rep.notes.size() == 1 ? "" : "s");
+  if (!opt.all && (solutions.size() > shown || !counts.empty() || !rep.notes.empty())) footer += " (--all shows them)";
+  lines(footer);
+  if (opt.all) {
+    for (size_t i : failures)
+      lines(fmt::format("{}: {}: {}", rep.results[i].variant.name, tune::status_name(rep.results[i].status),
+                        rep.results[i].reason));
+    for (const auto& n : rep.notes) lines("note: " + n);
+  }
+  if (w) {
+    std::string s = fmt::format("winner   {}  {:.3f} ms ({} round)", w->variant.name, w->time.median_ms,
+                                tune::time_round_name(w->time.round));
+    if (rep.unfused)
+      s += fmt::format("  {:.2f}x vs unfused {:.3f} ms", tune::speedup(rep, *rep.unfused, *rep.winner),
+                       rep.results[*rep.unfused].time.median_ms);
+    if (rep.cudnn)
+      s += fmt::format("  {:.2f}x vs conv alone {:.3f}", tune::speedup(rep, *rep.cudnn, *rep.winner),
+                       rep.results[*rep.cudnn].time.median_ms);
+    lines(s);
+  } else {
+    lines("no verified winner");
+  }
+  return out;
+}
+
+}  // namespace fusetune::cli
