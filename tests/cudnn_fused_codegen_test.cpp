@@ -22,10 +22,7 @@ using testing::kernel_name;
 using testing::output_name;
 
 std::vector<Variant> fused(const std::string& spec) {
-  std::vector<Variant> out;
-  for (auto& v : generate_variants(spec::parse(spec), gpu::DeviceLimits{}))
-    if (v.candidate == Candidate::cudnn_fused) out.push_back(std::move(v));
-  return out;
+  return testing::candidate_variants(spec::parse(spec), Candidate::cudnn_fused, gpu::DeviceLimits{});
 }
 
 // Each step, as a person reads the plan: "kernel:<name>" or "graph:<in>-><out>".

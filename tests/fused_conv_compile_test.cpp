@@ -22,6 +22,7 @@
 #include "codegen/generate.hpp"
 #include "export/export.hpp"
 #include "export_test_winners.hpp"
+#include "plan_test_support.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
 #include "trust/provenance.hpp"
@@ -34,17 +35,10 @@ constexpr double kMaxCompileMs = 5000.0;
 
 gpu::DeviceLimits sm90() { return *gpu::limits_for_arch("sm_90"); }
 
-std::vector<Variant> fused(const std::string& spec_text) {
-  std::vector<Variant> out;
-  for (auto& v : generate_variants(spec::parse(spec_text), sm90()))
-    if (v.candidate == Candidate::fused_conv) out.push_back(std::move(v));
-  return out;
-}
+using testing::param;
 
-int64_t param(const Variant& v, const std::string& name) {
-  for (const auto& [n, value] : v.params)
-    if (n == name) return value;
-  throw std::runtime_error(v.name + " has no parameter " + name);
+std::vector<Variant> fused(const std::string& spec_text) {
+  return testing::candidate_variants(spec::parse(spec_text), Candidate::fused_conv, sm90());
 }
 
 struct Compiled {

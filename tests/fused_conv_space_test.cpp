@@ -17,6 +17,7 @@
 #include "codegen/variant_check.hpp"
 #include "codegen/variant_json.hpp"
 #include "codegen_problems.hpp"
+#include "plan_test_support.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -48,17 +49,10 @@ std::vector<spec::Problem> problems() {
   return all;
 }
 
-std::vector<Variant> fused(const spec::Problem& p, const gpu::DeviceLimits& dev = sm90()) {
-  std::vector<Variant> out;
-  for (auto& v : generate_variants(p, dev))
-    if (v.candidate == Candidate::fused_conv) out.push_back(std::move(v));
-  return out;
-}
+using testing::param;
 
-int64_t param(const Variant& v, const std::string& name) {
-  for (const auto& [n, value] : v.params)
-    if (n == name) return value;
-  throw std::runtime_error(v.name + " has no parameter " + name);
+std::vector<Variant> fused(const spec::Problem& p, const gpu::DeviceLimits& dev = sm90()) {
+  return testing::candidate_variants(p, Candidate::fused_conv, dev);
 }
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }

@@ -1,8 +1,10 @@
 #pragma once
 // Reading typed plans in tests by buffer and kernel names, as a person reads them.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "codegen/generate.hpp"
 #include "codegen/variant.hpp"
 
 namespace fusetune::codegen::testing {
@@ -20,5 +22,21 @@ inline std::vector<std::string> arg_names(const Variant& v, const Step& s) {
 }
 
 inline std::string output_name(const Variant& v) { return v.output_buffer().name; }
+
+// The variants of one candidate that generate_variants makes for `problem` on `dev`.
+inline std::vector<Variant> candidate_variants(const spec::Problem& problem, Candidate candidate,
+                                               const gpu::DeviceLimits& dev) {
+  std::vector<Variant> out;
+  for (auto& v : generate_variants(problem, dev))
+    if (v.candidate == candidate) out.push_back(std::move(v));
+  return out;
+}
+
+// A parameter of `v` by name; throws when it has none.
+inline int64_t param(const Variant& v, const std::string& name) {
+  for (const auto& [n, value] : v.params)
+    if (n == name) return value;
+  throw std::runtime_error(v.name + " has no parameter " + name);
+}
 
 }  // namespace fusetune::codegen::testing

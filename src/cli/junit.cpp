@@ -2,23 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
+#include <string_view>
+
+#include "common/terminal_text.hpp"
 
 namespace fusetune::cli {
-
-namespace {
-
-// Length of the well-formed UTF-8 sequence starting at s[i], or 0.
-size_t utf8_length(const std::string& s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  const size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string xml_escape(const std::string& text) {
   std::string out;
@@ -26,9 +14,9 @@ std::string xml_escape(const std::string& text) {
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      const size_t n = utf8_length(text, i);
-      out += n ? text.substr(i, n) : "?";
-      i += n ? n : 1;
+      const text::Utf8Char u = text::decode_utf8(std::string_view(text).substr(i));
+      out += u.valid ? text.substr(i, u.length) : "?";
+      i += u.length;
       continue;
     }
     switch (c) {

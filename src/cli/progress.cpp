@@ -60,8 +60,7 @@ void Progress::draw(const std::string& detail) {
   }
   // \033[K clears the rest of the line so a shorter line doesn't leave residue; the item's name
   // is cut so the line stays one terminal row.
-  std::string item = text::printable(detail);
-  if (item.size() > 60) item = item.substr(0, 57) + "...";
+  const std::string item = detail.size() > 60 ? text::excerpt(detail, 57) : text::printable(detail);
   fmt::print(out_, "\r\033[K{} {}/{}{} {}", phase_, done_, total_, eta, item);
   std::fflush(out_);
   drawn_ = true;

@@ -29,10 +29,8 @@ std::string round_short(const tune::VariantResult& r) {
   return "-";
 }
 
-std::string cut(const std::string& s, size_t n) {
-  if (s.size() <= n) return s;
-  return n <= 3 ? s.substr(0, n) : fmt::format("{}...", s.substr(0, n - 3));
-}
+// s in at most n bytes (n > 3), "..." marking a cut (text::excerpt: never inside a character).
+std::string cut(const std::string& s, size_t n) { return s.size() <= n ? s : text::excerpt(s, n - 3); }
 
 // `text` in lines of at most `width` columns, broken after `sep` (the last one that fits), each
 // line after the first indented by `indent` spaces.
