@@ -65,7 +65,7 @@ int main() {
                {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:00:00.0"}, {"count", 1}};
     } else if (cmd == "setup") {
       choices = setup_request_from_json(req).conv_choices;
-      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt};
+      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt, {}};
       SetupReply r;
       r.device = {{"name", "Fake H200"}};
       r.copy_gbps = 4000;

@@ -18,10 +18,12 @@
 #include "common/error.hpp"
 #include "gpu/context.hpp"
 #include "gpu/cudnn_conv.hpp"
+#include "gpu/cudnn_graph.hpp"
 #include "gpu/cudnn_handle.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/driver_api.hpp"
 #include "gpu/stream.hpp"
+#include "spec/parser.hpp"
 
 namespace fusetune::gpu {
 namespace {
@@ -334,6 +336,45 @@ TEST_F(GpuCudnn, TooSmallWorkspaceThrows) {
     return;
   }
   GTEST_SKIP() << "no algorithm needs a workspace for this shape";
+}
+
+// A conv choice whose knobs the frontend cannot name is stored by cuDNN's name and found again by
+// it in a fresh worker (a fresh CudnnGraph): every configuration engines() built (by key or by
+// name only) is found by its name, needs the same workspace and computes the conv; a name cuDNN
+// does not offer is refused with a reason.
+TEST_F(GpuCudnn, AGraphConfigurationIsFoundAgainByItsName) {
+  GraphDesc d;
+  d.problem = spec::parse("conv2d(n=2,c=16,h=12,w=12,k=32,r=3,bias=false) | relu");
+  d.in_layout = Layout::nchw;
+  d.math = MathMode::tf32;
+  const spec::Conv& cv = d.problem.conv;
+  Buffers buf(cv, Layout::nchw, 77);
+  const std::vector<double> want = reference_conv(cv, buf.x_host, buf.w_host, nullptr);
+  CudnnGraph listing(handle_->get(), d);
+  int checked = 0, by_name_only = 0;
+  for (const GraphEngine& e : listing.engines()) {
+    if (!e.built) continue;
+    SCOPED_TRACE(e.name);
+    by_name_only += e.by_name_only;
+    CudnnGraph fresh(handle_->get(), d);
+    const int64_t ws_bytes = fresh.prepare_named(e.name);
+    EXPECT_EQ(ws_bytes, e.workspace);
+    DeviceBuffer ws(size_t(std::max<int64_t>(ws_bytes, 256)));
+    GraphBuffers b;
+    b.x = buf.x.ptr();
+    b.w = buf.w.ptr();
+    b.out = buf.y.ptr();
+    buf.poison_y();
+    fresh.execute_named(e.name, b, ws.ptr(), ws.size());
+    stream_->synchronize();
+    EXPECT_TRUE(matches(buf.read_y(), want, MathMode::tf32));
+    ++checked;
+  }
+  std::cout << "  " << checked << " configurations found again by name, " << by_name_only
+            << " of them known by name only\n";
+  EXPECT_GE(checked, 1);
+  CudnnGraph fresh(handle_->get(), d);
+  EXPECT_THROW((void)fresh.prepare_named("eng9999_k2=1"), GraphRefused);
 }
 
 }  // namespace

@@ -178,11 +178,20 @@ TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
   TuneOptions o;
   o.worker_exe = FUSETUNE_FAKE_WORKER;
   o.max_variants = 2;
-  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)", std::nullopt};
+  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)", std::nullopt, {}};
+  // A graph configuration known only by cuDNN's name travels to the worker and back by that name.
+  o.conv_choices[0] = ConvChoice{0, 0, 0.3f, "graph eng46_k2=4_k5=2_k14=3 (tf32)", std::nullopt, "eng46_k2=4_k5=2_k14=3"};
   const auto pinned = run_tune(spec::parse(kSpec), o);
   ASSERT_EQ(pinned.conv_choices.count(1), 1u);
   EXPECT_EQ(pinned.conv_choices.at(1).label, "PINNED (tf32)");
-  EXPECT_EQ(pinned.conv_choices.count(0), 0u);
+  EXPECT_FALSE(pinned.conv_choices.at(1).graph());
+  ASSERT_EQ(pinned.conv_choices.count(0), 1u);
+  EXPECT_EQ(pinned.conv_choices.at(0).engine_name, "eng46_k2=4_k5=2_k14=3");
+  EXPECT_TRUE(pinned.conv_choices.at(0).graph());
+  // What the database stores: legacy choices without the new field, byte for byte as before.
+  const auto j = fusetune::tune::to_json(pinned.conv_choices);
+  EXPECT_FALSE(j.at("1").contains("engine_name"));
+  EXPECT_EQ(fusetune::tune::conv_choices_from_json(j).at(0).engine_name, "eng46_k2=4_k5=2_k14=3");
 }
 
 TEST(TunePhases, FloorsCanBeLeftOut) {

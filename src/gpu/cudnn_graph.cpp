@@ -204,6 +204,25 @@ struct CudnnGraph::Impl {
   GraphDesc desc;
   std::map<int64_t, int64_t> views;
   std::map<EngineKey, Plan> plans;
+  std::map<std::string, Plan> named;  // every plan built here, by cuDNN's name for it
+
+  // The heuristics' (A, B) and the fallback list's configurations of a fresh graph, not built.
+  std::shared_ptr<fe::graph::Graph> listed() {
+    auto g = make_graph();
+    check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
+          "every engine configuration (heuristics A, B and fallback)");
+    return g;
+  }
+
+  void run(const Plan& plan, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
+    if (int64_t(workspace_bytes) < plan.workspace)
+      throw Error(ExitCode::failure, fmt::format("cuDNN plan {} needs {} bytes of workspace, got {}", plan.name,
+                                                 plan.workspace, workspace_bytes));
+    const auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+    std::unordered_map<int64_t, void*> pack{{kUidX, ptr(b.x)}, {kUidW, ptr(b.w)}, {kUidOut, ptr(b.out)}};
+    for (const auto& [uid, offset] : views) pack[uid] = ptr(b.chan + CUdeviceptr(4 * offset));
+    check(plan.graph->execute_plan_at_index(handle, pack, ptr(workspace), plan.index), "to run plan " + plan.name);
+  }
 
   // A fresh graph with the operation graph built. Throws GraphRefused.
   std::shared_ptr<fe::graph::Graph> make_graph() {
@@ -239,9 +258,7 @@ CudnnGraph::CudnnGraph(cudnnHandle_t handle, const GraphDesc& desc) : impl_(std:
 CudnnGraph::~CudnnGraph() = default;
 
 std::vector<GraphEngine> CudnnGraph::engines(size_t most) {
-  auto g = impl_->make_graph();
-  check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
-        "every engine configuration (heuristics A, B and fallback)");
+  auto g = impl_->listed();
   const int64_t count = g->get_execution_plan_count();
   // Runtime-compiled plans take 0.2-1.8 s each to build: build them all at once, in parallel.
   // A failure here means some plan did not build; each one's own status is asked below.
@@ -253,18 +270,17 @@ std::vector<GraphEngine> CudnnGraph::engines(size_t most) {
     std::unordered_map<fe::KnobType_t, int64_t> knobs;
     if (g->get_engine_and_knobs_at_index(i, engine, knobs).is_bad()) continue;
     e.key = key_of(engine, knobs);
-    if (std::any_of(out.begin(), out.end(), [&](const GraphEngine& o) { return o.key == e.key; })) continue;
     (void)g->get_plan_name_at_index(i, e.name);
     if (e.name.empty()) e.name = codegen::engine_label(e.key);
     // A knob this frontend cannot name comes back as NOT_SET: such a key cannot build the
     // same configuration again (seen on the H200: "convert_to_backend_knob_type ... failed"),
-    // so a stored choice of it could never be re-run. Left out, with the reason.
-    if (knobs.count(fe::KnobType_t::NOT_SET) != 0) {
-      e.reason = fmt::format("a knob of this configuration has no name in cudnn-frontend {}: it could not be "
-                             "rebuilt from the database", CUDNN_FRONTEND_VERSION);
-      out.push_back(std::move(e));
+    // and two such configurations may share a key; cuDNN's name tells them apart. PyTorch's
+    // NCHW conv of a 16-channel problem ran one of these (H200, 2026-12-01, call 17).
+    e.by_name_only = knobs.count(fe::KnobType_t::NOT_SET) != 0;
+    if (std::any_of(out.begin(), out.end(), [&](const GraphEngine& o) {
+          return e.by_name_only || o.by_name_only ? o.name == e.name : o.key == e.key;
+        }))
       continue;
-    }
     fe::error_t built = g->build_plan_at_index(i);
     e.built = built.is_good();
     if (!e.built) {
@@ -273,7 +289,11 @@ std::vector<GraphEngine> CudnnGraph::engines(size_t most) {
       e.built = false;
       e.reason = "cuDNN did not report the plan's workspace";
     }
-    if (e.built) impl_->plans[e.key] = Impl::Plan{g, i, e.workspace, e.name};
+    if (e.built) {
+      const Impl::Plan plan{g, i, e.workspace, e.name};
+      if (!e.by_name_only) impl_->plans[e.key] = plan;
+      impl_->named[e.name] = plan;
+    }
     out.push_back(std::move(e));
   }
   if (out.empty()) throw GraphRefused("cuDNN offers no engine configuration for this graph");
@@ -297,16 +317,31 @@ int64_t CudnnGraph::prepare(const EngineKey& key) {
 }
 
 void CudnnGraph::execute(const EngineKey& key, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
-  const int64_t need = prepare(key);
-  const Impl::Plan& plan = impl_->plans.at(key);
-  if (int64_t(workspace_bytes) < need)
-    throw Error(ExitCode::failure, fmt::format("cuDNN plan {} needs {} bytes of workspace, got {}", plan.name, need,
-                                               workspace_bytes));
-  const auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
-  std::unordered_map<int64_t, void*> pack{{kUidX, ptr(b.x)}, {kUidW, ptr(b.w)}, {kUidOut, ptr(b.out)}};
-  for (const auto& [uid, offset] : impl_->views) pack[uid] = ptr(b.chan + CUdeviceptr(4 * offset));
-  check(plan.graph->execute_plan_at_index(impl_->handle, pack, ptr(workspace), plan.index),
-        "to run plan " + plan.name);
+  (void)prepare(key);
+  impl_->run(impl_->plans.at(key), b, workspace, workspace_bytes);
+}
+
+int64_t CudnnGraph::prepare_named(const std::string& name) {
+  if (auto it = impl_->named.find(name); it != impl_->named.end()) return it->second.workspace;
+  auto g = impl_->listed();
+  const int64_t count = g->get_execution_plan_count();
+  for (int64_t i = 0; i < count; ++i) {
+    std::string n;
+    if (g->get_plan_name_at_index(i, n).is_bad() || n != name) continue;
+    const std::string what = "engine configuration " + name;
+    check(g->build_plan_at_index(i), what);
+    Impl::Plan plan{g, i, 0, name};
+    check(g->get_workspace_size_plan_at_index(i, plan.workspace), what);
+    impl_->named[name] = plan;
+    return plan.workspace;
+  }
+  throw GraphRefused(fmt::format("cuDNN no longer offers the engine configuration {} for this graph", name));
+}
+
+void CudnnGraph::execute_named(const std::string& name, const GraphBuffers& b, CUdeviceptr workspace,
+                               size_t workspace_bytes) {
+  (void)prepare_named(name);
+  impl_->run(impl_->named.at(name), b, workspace, workspace_bytes);
 }
 
 std::string CudnnGraph::name(const EngineKey& key) const {

@@ -10,7 +10,9 @@
 //
 // Every engine configuration cuDNN offers (heuristic modes A and B, then the fallback list) is
 // a separate choice, named by its engine index and knob values so a stored choice can be built
-// again without the heuristics. Plans are built once per configuration and kept.
+// again without the heuristics. A configuration with a knob the frontend cannot name has no
+// such key; it is found again by cuDNN's own name for it (its tag), by listing the
+// configurations anew (`by_name_only`). Plans are built once per configuration and kept.
 //
 // Only this header's .cpp includes cudnn_frontend.h (it is slow to compile); needs a GPU.
 #include <cudnn.h>
@@ -45,6 +47,9 @@ struct GraphEngine {
   bool built = false;     // the plan was built; else `reason` says why not
   std::string reason;
   int64_t workspace = 0;
+  // A knob of it has no cudnn-frontend name (it comes back as NOT_SET), so `key` cannot build it
+  // again: run it with execute_named(name), find it again with prepare_named(name).
+  bool by_name_only = false;
 };
 
 // What the graph covers. A fused graph (epilogue: a codegen::GraphStep) reads x in `in_layout`
@@ -88,6 +93,13 @@ class CudnnGraph {
 
   // Runs the configuration `key` (prepared first) on the handle's stream; asynchronous.
   void execute(const EngineKey& key, const GraphBuffers& buffers, CUdeviceptr workspace, size_t workspace_bytes);
+
+  // The same by cuDNN's name of a configuration ("eng46_k2=4_k5=2_k14=3"): one built by engines()
+  // in this process, else found by listing the configurations again and building the one of that
+  // name. Throws GraphRefused when cuDNN no longer offers it (another cuDNN, another GPU).
+  int64_t prepare_named(const std::string& name);
+  void execute_named(const std::string& name, const GraphBuffers& buffers, CUdeviceptr workspace,
+                     size_t workspace_bytes);
 
   [[nodiscard]] std::string name(const EngineKey& key) const;
 

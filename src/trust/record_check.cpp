@@ -122,7 +122,8 @@ std::string check_winner(const db::WinnerRecord& w) {
   if (!w.conv_choices.empty()) {
     try {
       for (const auto& [layout, ch] : tune::conv_choices_from_json(parse_bounded(w.conv_choices)))
-        if (layout < 0 || layout > 1 || !plain_text(ch.label, 128)) return "cuDNN algorithm choices out of range";
+        if (layout < 0 || layout > 1 || !plain_text(ch.label, 128) || !plain_text(ch.engine_name, 128))
+          return "cuDNN algorithm choices out of range";
     } catch (const std::exception&) {
       return "cuDNN algorithm choices are not the JSON fusetune writes";
     }

@@ -1,5 +1,7 @@
 #include "tune/conv_cache.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -30,13 +32,16 @@ ConvAlgoCache::ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& prob
       stream_(s),
       l2_scrub_bytes_(l2_scrub_bytes) {}
 
-void ConvAlgoCache::run_graph(spec::Layout layout, const codegen::EngineKey& key, CUdeviceptr x, CUdeviceptr w,
+void ConvAlgoCache::run_graph(spec::Layout layout, const ConvChoice& choice, CUdeviceptr x, CUdeviceptr w,
                               CUdeviceptr y) {
   gpu::GraphBuffers b;
   b.x = x;
   b.w = w;
   b.out = y;
-  graphs_.run(graphs_.conv_alone(layout), key, b);
+  if (choice.engine)
+    graphs_.run(graphs_.conv_alone(layout), *choice.engine, b);
+  else
+    graphs_.run_named(graphs_.conv_alone(layout), choice.engine_name, b);
 }
 
 bool ConvAlgoCache::passes(const Option& o, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y) {
@@ -66,7 +71,7 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::legacy_options(gpu::CudnnConv&
   }
   for (const auto& ch : ranked) {
     Option o;
-    o.choice = ConvChoice{ch.algo, ch.math_type, ch.time_ms, gpu::choice_label(ch, math_), std::nullopt};
+    o.choice = ConvChoice{ch.algo, ch.math_type, ch.time_ms, gpu::choice_label(ch, math_), std::nullopt, {}};
     o.run = [this, &conv, ch](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
       conv.choose(ch);
       conv.forward(xx, ww, yy, workspace_.ptr(), workspace_.size(), 0);
@@ -93,9 +98,12 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout lay
     if (!e.built) continue;  // cuDNN's own refusal; nothing to verify
     Option o;
     o.choice.label = fmt::format("graph {} ({})", e.name, math_mode_name(math_));
-    o.choice.engine = e.key;
-    o.run = [this, layout, key = e.key](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
-      run_graph(layout, key, xx, ww, yy);
+    if (e.by_name_only)
+      o.choice.engine_name = e.name;
+    else
+      o.choice.engine = e.key;
+    o.run = [this, layout, choice = o.choice](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
+      run_graph(layout, choice, xx, ww, yy);
     };
     if (!passes(o, nhwc, x, w, y)) continue;
     out.push_back(std::move(o));
@@ -104,8 +112,8 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout lay
   return out;
 }
 
-const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& options, CUdeviceptr x, CUdeviceptr w,
-                                                    CUdeviceptr y) {
+const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x,
+                                                    CUdeviceptr w, CUdeviceptr y) {
   if (options.size() == 1) return options[0];
   // cuDNN's search times each algorithm once; on small convolutions that single figure misled
   // it (H200, 2026-11-30: a 46 us NHWC algorithm chosen in one worker over a 13 us one chosen
@@ -125,10 +133,27 @@ const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& o
     }
   }
   sync_or_lose("cuDNN conv timing");
-  size_t best = 0;
-  for (size_t i = 1; i < options.size(); ++i)
-    if (summarize(ms[i]).median < summarize(ms[best]).median) best = i;
-  return options[best];
+  std::vector<std::pair<double, size_t>> ranked;
+  for (size_t i = 0; i < options.size(); ++i) ranked.emplace_back(summarize(ms[i]).median, i);
+  std::sort(ranked.begin(), ranked.end());
+  // The runners-up say whether the choice was close and which engines a reader should try by
+  // hand (the NCHW conv of a 16-channel problem trailed PyTorch's by 10% and only this showed why).
+  std::string top;
+  for (size_t i = 0; i < std::min<size_t>(ranked.size(), 4); ++i)
+    top += fmt::format("{}{} {:.3f}", i ? ", " : "", options[ranked[i].second].choice.label, ranked[i].first);
+  notes_.push_back(fmt::format("cuDNN {} conv: {} verified choices timed, fastest (median ms): {}", layout_text(nhwc),
+                               options.size(), top));
+  return options[ranked.front().second];
+}
+
+void ConvAlgoCache::choose_legacy(Chosen& c) {
+  if (c.choice.graph()) return;  // a graph engine: the legacy descriptor only adds the bias
+  gpu::ConvAlgoChoice ch;
+  ch.algo = c.choice.algo;
+  ch.math_type = c.choice.math_type;
+  ch.time_ms = c.choice.time_ms;
+  ch.algo_name = gpu::fwd_algo_name(ch.algo);
+  c.legacy->choose(ch);
 }
 
 ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
@@ -142,14 +167,7 @@ ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
 
   if (auto it = choices_.find(key); it != choices_.end()) {
     c.choice = it->second;
-    if (!c.choice.engine) {
-      gpu::ConvAlgoChoice ch;
-      ch.algo = c.choice.algo;
-      ch.math_type = c.choice.math_type;
-      ch.time_ms = c.choice.time_ms;
-      ch.algo_name = gpu::fwd_algo_name(ch.algo);
-      c.legacy->choose(ch);
-    }
+    choose_legacy(c);
     return chosen_.emplace(key, std::move(c)).first->second;
   }
 
@@ -163,25 +181,19 @@ ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
     throw Error(ExitCode::failure, fmt::format("no cuDNN {} convolution (legacy algorithm or graph engine) passes the "
                                                "{} verification rule",
                                                layout_text(nhwc), math_mode_name(math_)));
-  c.choice = fastest(options, x, w, y).choice;
-  if (!c.choice.engine) {
-    gpu::ConvAlgoChoice ch;
-    ch.algo = c.choice.algo;
-    ch.math_type = c.choice.math_type;
-    ch.time_ms = c.choice.time_ms;
-    c.legacy->choose(ch);
-  }
+  c.choice = fastest(options, nhwc, x, w, y).choice;
+  choose_legacy(c);
   choices_[key] = c.choice;
   return chosen_.emplace(key, std::move(c)).first->second;
 }
 
 void ConvAlgoCache::forward(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr bias_or_0) {
   Chosen& c = ensure(layout);
-  if (!c.choice.engine) {
+  if (!c.choice.graph()) {
     c.legacy->forward(x, w, y, workspace_.ptr(), workspace_.size(), bias_or_0);
     return;
   }
-  run_graph(layout, *c.choice.engine, x, w, y);
+  run_graph(layout, c.choice, x, w, y);
   if (bias_or_0 != 0) c.legacy->add_bias(y, bias_or_0);
 }
 

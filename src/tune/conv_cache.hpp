@@ -66,8 +66,9 @@ class ConvAlgoCache {
   std::vector<Option> graph_options(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
   // Whether running `o` on draw 0 passes the math mode's rule; a note says why not.
   bool passes(const Option& o, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
-  const Option& fastest(const std::vector<Option>& options, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
-  void run_graph(spec::Layout layout, const codegen::EngineKey& key, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  const Option& fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  void choose_legacy(Chosen& c);
+  void run_graph(spec::Layout layout, const ConvChoice& choice, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
 
   gpu::CudnnHandle& handle_;
   spec::Problem problem_;

@@ -32,12 +32,23 @@ std::vector<gpu::GraphEngine> GraphCache::engines(const gpu::GraphDesc& d, size_
   return graph(d).engines(most);
 }
 
+CUdeviceptr GraphCache::workspace(int64_t bytes_needed, size_t& bytes) {
+  bytes = size_t(std::max<int64_t>(bytes_needed, 256));
+  return pool_.ensure("graph_workspace", bytes, stream_);
+}
+
 void GraphCache::run(const gpu::GraphDesc& d, const codegen::EngineKey& key, const gpu::GraphBuffers& buffers) {
   gpu::CudnnGraph& g = graph(d);
-  const int64_t ws = g.prepare(key);
-  const size_t bytes = size_t(std::max<int64_t>(ws, 256));
-  const CUdeviceptr workspace = pool_.ensure("graph_workspace", bytes, stream_);
-  g.execute(key, buffers, workspace, bytes);
+  size_t bytes = 0;
+  const CUdeviceptr ws = workspace(g.prepare(key), bytes);
+  g.execute(key, buffers, ws, bytes);
+}
+
+void GraphCache::run_named(const gpu::GraphDesc& d, const std::string& name, const gpu::GraphBuffers& buffers) {
+  gpu::CudnnGraph& g = graph(d);
+  size_t bytes = 0;
+  const CUdeviceptr ws = workspace(g.prepare_named(name), bytes);
+  g.execute_named(name, buffers, ws, bytes);
 }
 
 std::string GraphCache::name(const gpu::GraphDesc& d, const codegen::EngineKey& key) { return graph(d).name(key); }

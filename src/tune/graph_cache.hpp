@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,12 +37,16 @@ class GraphCache {
   // Enqueues the graph with configuration `key`, building its plan first if needed.
   // Throws gpu::GraphRefused when cuDNN refuses the configuration.
   void run(const gpu::GraphDesc& d, const codegen::EngineKey& key, const gpu::GraphBuffers& buffers);
+  // The same for a configuration known by cuDNN's name only (gpu::GraphEngine::by_name_only).
+  void run_named(const gpu::GraphDesc& d, const std::string& name, const gpu::GraphBuffers& buffers);
 
   // cuDNN's name of a configuration ("eng7_k24=29"), for result tables.
   [[nodiscard]] std::string name(const gpu::GraphDesc& d, const codegen::EngineKey& key);
 
  private:
   gpu::CudnnGraph& graph(const gpu::GraphDesc& d);
+  // The pool's workspace of at least `bytes_needed` (and 256) bytes; its size in `bytes`.
+  CUdeviceptr workspace(int64_t bytes_needed, size_t& bytes);
 
   gpu::CudnnHandle& handle_;
   spec::Problem problem_;

@@ -92,6 +92,7 @@ nlohmann::json to_json(const ConvChoices& c) {
                                  {"label", ch.label}};
     // Only when set: stored records of legacy choices stay byte for byte what they were.
     if (ch.engine) j[std::to_string(layout)]["engine"] = key_to_json(*ch.engine);
+    if (!ch.engine_name.empty()) j[std::to_string(layout)]["engine_name"] = ch.engine_name;
   }
   return j;
 }
@@ -105,6 +106,7 @@ ConvChoices conv_choices_from_json(const nlohmann::json& j) {
     ch.time_ms = v.at("time_ms");
     ch.label = v.at("label");
     if (v.contains("engine")) ch.engine = key_from_json(v.at("engine"));
+    if (v.contains("engine_name")) ch.engine_name = v.at("engine_name").get<std::string>();
     c[std::stoi(k)] = ch;
   }
   return c;

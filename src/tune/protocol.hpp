@@ -32,7 +32,9 @@ struct ConvChoice {
   int math_type = 0;
   float time_ms = 0;
   std::string label;  // "IMPLICIT_PRECOMP_GEMM (tf32)", "graph eng0_k2=1 (tf32)"
-  std::optional<codegen::EngineKey> engine;
+  std::optional<codegen::EngineKey> engine;  // a graph-API configuration built from its key
+  std::string engine_name;  // else one found by cuDNN's name (its knobs have no frontend name)
+  [[nodiscard]] bool graph() const { return engine.has_value() || !engine_name.empty(); }
 };
 using ConvChoices = std::map<int, ConvChoice>;  // by layout: 0 NCHW, 1 NHWC
 

@@ -1,5 +1,7 @@
 #include "tune/session.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -139,8 +141,22 @@ EnginesReply Session::engines(const EnginesRequest& req) {
   if (graph == nullptr) throw Error(ExitCode::failure, "engines: the variant has no cuDNN graph step");
   const auto t0 = Clock::now();
   try {
-    for (const gpu::GraphEngine& e : graphs_->engines(graphs_->desc(graph->graph()), size_t(std::max(0, req.most))))
-      reply.engines.push_back({e.key, e.name, e.built, e.reason});
+    const auto listed = graphs_->engines(graphs_->desc(graph->graph()), size_t(std::max(0, req.most)));
+    for (const gpu::GraphEngine& e : listed) {
+      // A variant names its configuration by key (its params); one without a key is the
+      // conv choice's alone (ConvChoice::engine_name), never a stored variant.
+      if (e.by_name_only) {
+        // Two such configurations can share a key (their unnamed knobs differ): one variant name.
+        if (std::any_of(reply.engines.begin(), reply.engines.end(), [&](const auto& r) { return r.key == e.key; }))
+          continue;
+        reply.engines.push_back({e.key, e.name, false,
+                                 fmt::format("a knob of this configuration has no name in cudnn-frontend {}: a "
+                                             "variant of it could not be rebuilt from the database",
+                                             FUSETUNE_CUDNN_FRONTEND_VERSION)});
+      } else {
+        reply.engines.push_back({e.key, e.name, e.built, e.reason});
+      }
+    }
   } catch (const gpu::GraphRefused& e) {
     reply.refused = true;
     reply.reason = e.what();
