@@ -70,7 +70,7 @@ def main():
             t_whole = bench(whole) if whole else float("nan")
             t_conv2 = bench(conv)  # again: drift check
         own = floor["time_ms"]["median"]
-        rows.append((spec, own, floor.get("cudnn_algo", ""), t_conv, t_conv2, t_conv_b, t_whole,
+        rows.append((spec, own, floor.get("cudnn_algo") or "", t_conv, t_conv2, t_conv_b, t_whole,
                      rep["winner"]["name"] if rep.get("winner") else "-",
                      rep["winner"]["time_ms"]["median"] if rep.get("winner") else float("nan")))
     print("\n| problem | fusetune best NCHW conv ms | its choice | PyTorch NCHW conv ms (again) | PyTorch conv+bias ms "

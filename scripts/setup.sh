@@ -6,16 +6,29 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev libcli11-dev libsqlite3-dev
-          nlohmann-json3-dev libgtest-dev sqlite3)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+          nlohmann-json3-dev libgtest-dev sqlite3 python3-jsonschema)
+# For the report's screenshot test only (tests/report_screenshot.py skips without them): not
+# every distribution packages Chromium as a plain package, so these may fail to install.
+optional_packages=(chromium python3-pil)
+# The packages of a list that are not installed.
+not_installed() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+mapfile -t missing < <(not_installed "${packages[@]}")
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+mapfile -t optional_missing < <(not_installed "${optional_packages[@]}")
+if ((${#optional_missing[@]})); then
+  echo "setup: installing ${optional_missing[*]} (for the report's screenshot test)" >&2
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${optional_missing[@]}" >/dev/null; } ||
+    echo "setup: could not install ${optional_missing[*]}: the report's screenshot test will skip" >&2
 fi
 
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH

@@ -29,3 +29,5 @@ build/fusetune smoke --db "$smoke_dir/tuning.db" --junit "$smoke_dir/smoke.xml"
 # The installed tool stands alone: templates and shipped records are inside the binary.
 cmake --install build --prefix "$smoke_dir/prefix" >/dev/null
 "$smoke_dir/prefix/bin/fusetune" --version
+bash -n "$smoke_dir/prefix/share/bash-completion/completions/fusetune"
+echo "install: bash completion at share/bash-completion/completions/fusetune"

@@ -14,14 +14,6 @@ namespace {
 
 using fusetune::tune::Status;
 
-// cuDNN's fused engine configurations are cuDNN's: one it refuses (every one under strict fp32),
-// or one that computes wrong values (seen on cuDNN 9.19), is a recorded outcome, not a failure
-// of fusetune (gpu_cudnn_fused_test.cpp holds them to more).
-bool cudnn_owned_outcome(const fusetune::tune::VariantResult& v) {
-  return v.variant.candidate == fusetune::codegen::Candidate::cudnn_fused &&
-         (v.status == Status::not_supported || v.status == Status::wrong_result) && !v.reason.empty();
-}
-
 class GpuTune : public testing::Test {
  protected:
   void SetUp() override {
@@ -44,7 +36,7 @@ class GpuTune : public testing::Test {
   static void expect_all_verified(const fusetune::tune::TuneReport& r) {
     ASSERT_FALSE(r.results.empty());
     for (const auto& v : r.results) {
-      if (cudnn_owned_outcome(v)) continue;
+      if (fusetune::tune::cudnn_owned_failure(r.results, v)) continue;
       EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
     }
     EXPECT_TRUE(r.winner.has_value());
@@ -108,7 +100,7 @@ TEST_F(GpuTune, PlantedWrongVariantIsRejected) {
     size_t planted = 0;
     for (const auto& v : r.results) {
       if (v.variant.name.find("planted") == std::string::npos) {
-        if (!cudnn_owned_outcome(v)) {
+        if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
           EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
         }
         continue;
@@ -148,7 +140,7 @@ TEST_F(GpuTune, PlantedSubtleBugsAreCaughtInBothMathModes) {
       for (const auto& v : r.results) {
         const auto at = v.variant.name.find("planted-");
         if (at == std::string::npos) {
-          if (!cudnn_owned_outcome(v)) {
+          if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
             EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
           }
           continue;
@@ -182,7 +174,7 @@ TEST_F(GpuTune, ChannelsLastTf32PassesWhereTheNchwConvIsExact) {
     auto r = tune(spec);
     size_t channels_last = 0;
     for (const auto& v : r.results) {
-      if (!cudnn_owned_outcome(v)) {
+      if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
         EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
       }
       channels_last += v.variant.design == "epilogue.nhwc" && v.status == Status::ok;
@@ -231,7 +223,7 @@ TEST_F(GpuTune, PlantedFaultAndHangAreSurvived) {
     } else if (v.variant.name.find("planted-hang") != std::string::npos) {
       saw_hang = true;
       EXPECT_EQ(v.status, Status::timeout) << v.reason;
-    } else if (!cudnn_owned_outcome(v)) {
+    } else if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
       EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
     }
   }

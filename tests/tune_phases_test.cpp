@@ -205,5 +205,34 @@ TEST(TunePhases, FloorsCanBeLeftOut) {
   EXPECT_TRUE(rep.winner.has_value());
 }
 
+VariantResult fused(const std::string& design, const std::string& name, Status status) {
+  VariantResult r;
+  r.variant.candidate = codegen::Candidate::cudnn_fused;
+  r.variant.design = design;
+  r.variant.name = name;
+  r.status = status;
+  if (status != Status::ok) r.reason = "cuDNN's words";
+  return r;
+}
+
+// A wrong cudnn-fused configuration is cuDNN's only when another configuration of the same design
+// verified: when all of them are wrong, fusetune's kernels around the graph are suspect, and smoke
+// and the GPU tests must fail. A refusal is always cuDNN's; nothing else ever is.
+TEST(TunePhases, OnlyCuDnnsOwnFailuresAreExcused) {
+  std::vector<VariantResult> run{fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng7.k12_29", Status::wrong_result),
+                                 fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng4", Status::ok),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng7.k12_29", Status::wrong_result),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng9", Status::not_supported),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng3", Status::faulted)};
+  EXPECT_TRUE(cudnn_owned_failure(run, run[0]));   // eng4 of its design verified
+  EXPECT_FALSE(cudnn_owned_failure(run, run[2]));  // nothing of x-nhwc verified
+  EXPECT_TRUE(cudnn_owned_failure(run, run[3]));   // a refusal
+  EXPECT_FALSE(cudnn_owned_failure(run, run[4]));  // a fault is never excused
+  VariantResult epilogue = run[0];
+  epilogue.variant.candidate = codegen::Candidate::epilogue;
+  run.push_back(epilogue);
+  EXPECT_FALSE(cudnn_owned_failure(run, run.back()));  // not cuDNN's candidate
+}
+
 }  // namespace
 }  // namespace fusetune::tune

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/csv.hpp"
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
@@ -27,11 +28,12 @@ void register_compile(CLI::App& app, CompileArgs& args) {
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
   cmd->add_option("--jobs,-j", args.jobs, "parallel compiles (default: all cores)")->check(integer_in(1, kMaxJobs));
-  cmd->add_flag("--json", args.json, "print JSON instead of a table");
+  add_output_args(cmd, args.out, "one row per variant");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress on stderr (errors still go there)");
 }
 
 int run_compile(const CompileArgs& args) {
+  check_output_args(args.out);
   const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
   const auto limits = gpu::limits_for_arch(args.arch);
   if (!limits) throw InputError(fmt::format("unknown --arch '{}' (known: sm_80, sm_86, sm_89, sm_90, sm_100)", args.arch));
@@ -51,34 +53,43 @@ int run_compile(const CompileArgs& args) {
   size_t failed = 0;
   for (const auto& r : results) failed += r.status != tune::Status::ok;
 
-  if (args.json) {
-    nlohmann::json j;
-    j["schema"] = "fusetune.compile/1";
-    j["problem"] = gen.problem_text;
-    j["key"] = spec::problem_key(problem);
-    j["arch"] = args.arch;
-    j["math"] = args.math;
-    j["variants"] = nlohmann::json::array();
-    for (const auto& r : results) {
-      nlohmann::json v;
-      v["candidate"] = codegen::candidate_name(r.variant.candidate);
-      v["design"] = r.variant.design;
-      v["name"] = r.variant.name;
-      v["params"] = codegen::params_object(r.variant);
-      v["status"] = tune::status_name(r.status);
-      if (!r.reason.empty()) v["reason"] = r.reason;
-      v["registers"] = r.compile.registers;
-      v["spill_stores"] = r.compile.spill_stores;
-      v["spill_loads"] = r.compile.spill_loads;
-      v["stack_bytes"] = r.compile.stack_bytes;
-      v["smem_bytes"] = r.compile.smem_bytes;
-      v["compile_ms"] = r.compile.compile_ms;
-      v["compiled"] = !r.variant.source.empty();
-      j["variants"].push_back(std::move(v));
-    }
-    j["summary"] = {{"total", results.size()}, {"ok", results.size() - failed}, {"failed", failed}};
-    fmt::print("{}\n", j.dump(2));
-  } else {
+  nlohmann::json j = json_document("compile", args.out);
+  j["problem"] = gen.problem_text;
+  j["key"] = spec::problem_key(problem);
+  j["arch"] = args.arch;
+  j["math"] = args.math;
+  j["variants"] = nlohmann::json::array();
+  CsvWriter csv({"candidate", "design", "name", "params", "status", "reason", "registers", "spills", "smem_bytes",
+                 "compile_ms"});
+  for (const auto& r : results) {
+    const bool compiled = !r.variant.source.empty();
+    // Figures only where NVRTC produced code: null for a library step and for a failed compile.
+    const bool figures = compiled && r.compile.registers >= 0;
+    const auto maybe = [&](auto v) { return figures ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    nlohmann::json v;
+    v["candidate"] = codegen::candidate_name(r.variant.candidate);
+    v["design"] = r.variant.design;
+    v["name"] = r.variant.name;
+    v["params"] = codegen::params_object(r.variant);
+    v["status"] = tune::status_name(r.status);
+    v["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
+    v["compiled"] = compiled;  // false: a library step (cuDNN) with no generated code
+    v["registers"] = maybe(r.compile.registers);
+    v["spill_stores"] = maybe(r.compile.spill_stores);
+    v["spill_loads"] = maybe(r.compile.spill_loads);
+    v["stack_bytes"] = maybe(r.compile.stack_bytes);
+    v["smem_bytes"] = maybe(r.compile.smem_bytes);
+    v["compile_ms"] = maybe(r.compile.compile_ms);
+    csv.add({std::string(codegen::candidate_name(r.variant.candidate)), r.variant.design, r.variant.name,
+             v["params"].dump(), std::string(tune::status_name(r.status)), r.reason,
+             figures ? std::to_string(r.compile.registers) : "",
+             figures ? std::to_string(r.compile.spill_stores + r.compile.spill_loads) : "",
+             figures ? std::to_string(r.compile.smem_bytes) : "", figures ? fmt::format("{:.1f}", r.compile.compile_ms) : ""});
+    j["variants"].push_back(std::move(v));
+  }
+  j["summary"] = {{"total", results.size()}, {"ok", results.size() - failed}, {"failed", failed}};
+  write_outputs(args.out, j, csv.text());
+  if (args.out.human_on_stdout()) {
     fmt::print("problem  {}\nkey      {}\narch     {}  math {}\n\n", gen.problem_text, spec::problem_key(problem),
                args.arch, args.math);
     Table t({"candidate", "variant", "parameters", "status", "regs", "spills", "smem", "compile ms"});

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/csv.hpp"
 #include "cli/table.hpp"
 #include "common/error.hpp"
 #include "gpu/cudnn_version.hpp"
@@ -18,19 +19,18 @@ namespace fusetune::cli {
 
 void register_devices(CLI::App& app, DevicesArgs& args) {
   auto* cmd = app.add_subcommand("devices", "list GPUs with the specs tuning uses");
-  cmd->add_flag("--json", args.json, "print JSON");
+  add_output_args(cmd, args.out, "one row per GPU");
 }
 
 int run_devices(const DevicesArgs& args) {
+  check_output_args(args.out);
   std::string why;
   if (!gpu::driver_available(&why)) throw NoGpuError(why);
   const int n = gpu::device_count();
-  nlohmann::json j;
-  j["schema"] = "fusetune.devices/1";
-  j["driver"] = gpu::driver_version_string();
-  j["nvrtc"] = gpu::nvrtc_version();
-  j["cudnn"] = gpu::cudnn_version_string();
+  nlohmann::json j = json_document("devices", args.out);
   j["devices"] = nlohmann::json::array();
+  CsvWriter csv({"ordinal", "name", "arch", "sm_count", "total_mem", "l2_bytes", "smem_per_block_optin",
+                 "peak_bandwidth_gbs", "pci_bus_id"});
   Table t({"#", "name", "arch", "SMs", "memory GB", "L2 MB", "smem/block KB", "peak GB/s", "pci"});
   for (int i = 0; i < n; ++i) {
     const auto d = gpu::query_device(i);
@@ -45,13 +45,15 @@ int run_devices(const DevicesArgs& args) {
            fmt::format("{:.1f}", double(d.total_mem) / 1e9), fmt::format("{:.0f}", double(d.limits.l2_bytes) / 1048576.0),
            fmt::format("{}", d.limits.smem_per_block_optin / 1024), fmt::format("{:.0f}", d.peak_bandwidth_gbs()),
            d.pci_bus_id});
+    csv.add({std::to_string(i), d.name, d.limits.arch_flag(), std::to_string(d.limits.sm_count),
+             std::to_string(d.total_mem), std::to_string(d.limits.l2_bytes),
+             std::to_string(d.limits.smem_per_block_optin), fmt::format("{:.0f}", d.peak_bandwidth_gbs()),
+             d.pci_bus_id});
   }
-  if (args.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("driver {}  nvrtc {}  cudnn {}\n\n{}", j["driver"].get<std::string>(), j["nvrtc"].get<std::string>(),
-               j["cudnn"].get<std::string>(), t.render());
-  }
+  write_outputs(args.out, j, csv.text());
+  if (args.out.human_on_stdout())
+    fmt::print("driver {}  nvrtc {}  cudnn {}\n\n{}", gpu::driver_version_string(), gpu::nvrtc_version(),
+               gpu::cudnn_version_string(), t.render());
   return 0;
 }
 

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
-#include "cli/table.hpp"
+#include "cli/query_table.hpp"
 #include "common/error.hpp"
+#include "codegen/variant_json.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "spec/canonical.hpp"
@@ -24,40 +26,52 @@ nlohmann::json env_json(const db::Environment& e) {
           {"templates_hash", e.templates_hash}};
 }
 
-nlohmann::json winner_json(const db::WinnerRecord& w) {
-  return {{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"environment", env_json(w.env)},
-          {"name", w.variant_name}, {"candidate", w.candidate}, {"time_ms", w.time_median_ms},
-          {"spread", w.time_spread}, {"unfused_ms", w.unfused_median_ms}, {"cudnn_ms", w.cudnn_median_ms},
-          {"speedup_vs_unfused", w.speedup_vs_unfused()}, {"speedup_vs_cudnn", w.speedup_vs_cudnn()},
-          {"cudnn_algo", w.cudnn_algo}, {"shipped", w.shipped}, {"created_at", w.created_at}};
-}
+// 0 where a figure was never measured (a failed variant's time): null in JSON, empty in CSV.
+nlohmann::json measured(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+// Whether a result was compared with the reference (its error figures mean something).
+bool checked(const db::ResultRecord& r) { return r.status == "ok" || r.status == "wrong_result"; }
+std::string csv_num(double v) { return v > 0 ? fmt::format("{}", v) : ""; }
+nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
-// A result's parameters, stored as JSON text: a flat object when fusetune wrote it. The text
-// may come from an imported dump, so it is parsed with a depth limit (printing a deeply
-// nested value recurses) and a record it fails is named in one line.
-nlohmann::json params_json(const db::ResultRecord& r) {
-  constexpr int kMaxDepth = 16;
+// The winner's parameters from its stored variant ({"name": value}); null when the record's
+// variant does not parse (it may come from an imported dump; `db verify` names such records).
+nlohmann::json winner_params(const db::WinnerRecord& w) {
   try {
-    return nlohmann::json::parse(r.params_json.empty() ? "{}" : r.params_json,
-                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-                                   if (depth > kMaxDepth) throw InputError("nested too deep");
-                                   return true;
-                                 });
+    return codegen::params_object(codegen::variant_from_json(nlohmann::json::parse(
+        w.variant_json, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+          if (depth > 16) throw InputError("nested too deep");
+          return true;
+        })));
   } catch (const std::exception&) {
-    throw InputError(fmt::format("the stored result {} has unreadable parameters (params_json)",
-                                 text::excerpt(r.variant_name, 60)));
+    return nullptr;
   }
 }
 
-nlohmann::json result_json(const db::ResultRecord& r) {
-  return {{"problem", r.canonical}, {"key", r.problem_key}, {"math", r.math}, {"candidate", r.candidate},
-          {"name", r.variant_name}, {"params", params_json(r)},
-          {"status", r.status}, {"reason", r.reason}, {"time_ms", {{"min", r.time_min_ms}, {"median", r.time_median_ms},
-          {"max", r.time_max_ms}, {"count", r.time_count}}}, {"kernel_ms", r.kernel_median_ms}, {"gbps", r.gbps},
-          {"pct_copy", r.pct_copy}, {"max_abs", r.max_abs}, {"rel_l2", r.rel_l2}, {"created_at", r.created_at}};
+nlohmann::json winner_json(const db::WinnerRecord& w) {
+  return {{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"environment", env_json(w.env)},
+          {"name", w.variant_name}, {"candidate", w.candidate}, {"params", winner_params(w)},
+          {"time_ms", {{"median", measured(w.time_median_ms)}, {"spread", w.time_spread}}},
+          {"unfused_ms", measured(w.unfused_median_ms)}, {"cudnn_ms", measured(w.cudnn_median_ms)},
+          {"speedup_vs_unfused", measured(w.speedup_vs_unfused())}, {"speedup_vs_cudnn", measured(w.speedup_vs_cudnn())},
+          {"cudnn_algo", text_or_null(w.cudnn_algo)}, {"shipped", w.shipped}, {"created_at", w.created_at}};
 }
 
-std::string num(double v) { return fmt::format("{}", v); }
+nlohmann::json result_json(const db::ResultRecord& r) {
+  const bool timed = r.time_median_ms > 0;
+  return {{"problem", r.canonical}, {"key", r.problem_key}, {"math", r.math}, {"candidate", r.candidate},
+          {"name", r.variant_name}, {"params", record_params(r)}, {"status", r.status}, {"reason", text_or_null(r.reason)},
+          {"time_ms", timed ? nlohmann::json{{"min", r.time_min_ms}, {"median", r.time_median_ms},
+                                             {"max", r.time_max_ms}, {"count", r.time_count}}
+                            : nlohmann::json(nullptr)},
+          {"kernel", r.gbps > 0 ? nlohmann::json{{"median_ms", r.kernel_median_ms}, {"gbps", r.gbps},
+                                                 {"pct_copy", r.pct_copy}}
+                                : nlohmann::json(nullptr)},
+          {"error", checked(r)
+                        ? nlohmann::json{{"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"rel_l2", r.rel_l2},
+                                         {"rel_l2_limit", measured(r.rel_l2_limit)}, {"worst_ratio", r.worst_ratio}}
+                        : nlohmann::json(nullptr)},
+          {"created_at", r.created_at}};
+}
 
 }  // namespace
 
@@ -67,13 +81,16 @@ void register_query(CLI::App& app, QueryArgs& args) {
   cmd->add_option("--gpu", args.gpu, "only environments whose GPU name contains this text");
   cmd->add_option("--math", args.math, "tf32 | fp32 (default: both)")->check(CLI::IsMember({"tf32", "fp32"}));
   cmd->add_flag("--all", args.all, "every result, not only winners");
-  cmd->add_option("--format", args.format, "table | json | csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
-      ->capture_default_str();
+  add_output_args(cmd, args.out, "one row per winner, or per result with --all");
+  // Before --json/--csv: kept so that old scripts work; not in --help.
+  cmd->add_option("--format", args.format)->check(CLI::IsMember({"table", "json", "csv"}))->group("");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
 }
 
 int run_query(const QueryArgs& args) {
+  OutputArgs out = args.out;
+  if (args.format == "json" && !out.json) out.json = "-";
+  if (args.format == "csv" && !out.csv) out.csv = "-";
   std::optional<std::string> key;
   std::string what = "anything";
   if (args.problem.spec || args.problem.preset) {
@@ -82,58 +99,42 @@ int run_query(const QueryArgs& args) {
     what = spec::canonical(p);
   }
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
+  check_output_args(out, path);
   auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
   const std::optional<std::string> math = args.math.empty() ? std::nullopt : std::optional(args.math);
+  const auto winners = database.winners(key, args.gpu, math);
+  nlohmann::json j = json_document("query", out);
+  j["db"] = path;
 
   if (args.all) {
     const auto rows = database.results(key, args.gpu, math);
     if (rows.empty()) throw NotFoundError(fmt::format("no results stored for {} in {}", what, path));
-    if (args.format == "json") {
-      nlohmann::json j = {{"schema", "fusetune.query/1"}, {"db", path}, {"results", nlohmann::json::array()}};
-      for (const auto& r : rows) j["results"].push_back(result_json(r));
-      fmt::print("{}\n", j.dump(2));
-    } else if (args.format == "csv") {
-      CsvWriter csv({"key", "math", "candidate", "name", "status", "reason", "median_ms", "kernel_ms", "gbps",
-                     "pct_copy", "max_abs", "rel_l2", "created_at"});
-      for (const auto& r : rows)
-        csv.add({r.problem_key, r.math, r.candidate, r.variant_name, r.status, r.reason, num(r.time_median_ms),
-                 num(r.kernel_median_ms), num(r.gbps), num(r.pct_copy), num(r.max_abs), num(r.rel_l2), r.created_at});
-      fmt::print("{}", csv.text());
-    } else {
-      Table t({"key", "math", "candidate", "variant", "status", "median ms", "kernel ms", "% copy", "max abs err"});
-      for (const auto& r : rows)
-        t.add({r.problem_key, r.math, r.candidate, r.variant_name, r.status,
-               r.time_median_ms > 0 ? fmt::format("{:.3f}", r.time_median_ms) : "-",
-               r.kernel_median_ms > 0 ? fmt::format("{:.3f}", r.kernel_median_ms) : "-",
-               r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-", fmt::format("{:.2e}", r.max_abs)});
-      fmt::print("{}", t.render());
-    }
+    j["results"] = nlohmann::json::array();
+    for (const auto& r : rows) j["results"].push_back(result_json(r));
+    CsvWriter csv({"key", "math", "candidate", "name", "params", "status", "reason", "median_ms", "kernel_ms", "gbps",
+                   "pct_copy", "max_abs", "rel_l2", "created_at"});
+    for (const auto& r : rows)
+      csv.add({r.problem_key, r.math, r.candidate, r.variant_name, record_params(r).dump(), r.status, r.reason,
+               csv_num(r.time_median_ms), csv_num(r.kernel_median_ms), csv_num(r.gbps), csv_num(r.pct_copy),
+               checked(r) ? csv_figure(r.max_abs) : "", checked(r) ? csv_figure(r.rel_l2) : "", r.created_at});
+    write_outputs(out, j, csv.text());
+    if (out.human_on_stdout()) fmt::print("{}", results_table(rows, winners));
     return 0;
   }
 
-  const auto winners = database.winners(key, args.gpu, math);
   if (winners.empty()) throw NotFoundError(fmt::format("no winner stored for {} in {}", what, path));
-  if (args.format == "json") {
-    nlohmann::json j = {{"schema", "fusetune.query/1"}, {"db", path}, {"winners", nlohmann::json::array()}};
-    for (const auto& w : winners) j["winners"].push_back(winner_json(w));
-    fmt::print("{}\n", j.dump(2));
-  } else if (args.format == "csv") {
-    CsvWriter csv({"key", "problem", "math", "gpu", "driver", "nvrtc", "cudnn", "winner", "candidate", "median_ms",
-                   "unfused_ms", "cudnn_ms", "speedup_vs_unfused", "speedup_vs_cudnn", "shipped", "created_at"});
-    for (const auto& w : winners)
-      csv.add({w.problem_key, w.canonical, w.math, w.env.gpu_name, w.env.driver, w.env.nvrtc, w.env.cudnn,
-               w.variant_name, w.candidate, num(w.time_median_ms), num(w.unfused_median_ms), num(w.cudnn_median_ms),
-               num(w.speedup_vs_unfused()), num(w.speedup_vs_cudnn()), w.shipped ? "1" : "0", w.created_at});
-    fmt::print("{}", csv.text());
-  } else {
-    Table t({"key", "math", "gpu", "winner", "median ms", "vs unfused", "vs cudnn", "measured", "source"});
-    for (const auto& w : winners)
-      t.add({w.problem_key, w.math, w.env.gpu_name, w.variant_name, fmt::format("{:.3f}", w.time_median_ms),
-             fmt::format("{:.2f}x", w.speedup_vs_unfused()), fmt::format("{:.2f}x", w.speedup_vs_cudnn()),
-             w.created_at, w.shipped ? "shipped" : "measured"});
-    fmt::print("{}", t.render());
-    for (const auto& w : winners) fmt::print("{}  {}\n", text::printable(w.problem_key), text::printable(w.canonical));
-  }
+  j["winners"] = nlohmann::json::array();
+  for (const auto& w : winners) j["winners"].push_back(winner_json(w));
+  CsvWriter csv({"key", "problem", "math", "gpu", "driver", "nvrtc", "cudnn", "winner", "candidate", "params",
+                 "median_ms", "unfused_ms", "cudnn_ms", "speedup_vs_unfused", "speedup_vs_cudnn", "shipped",
+                 "created_at"});
+  for (const auto& w : winners)
+    csv.add({w.problem_key, w.canonical, w.math, w.env.gpu_name, w.env.driver, w.env.nvrtc, w.env.cudnn,
+             w.variant_name, w.candidate, winner_params(w).dump(), csv_num(w.time_median_ms),
+             csv_num(w.unfused_median_ms), csv_num(w.cudnn_median_ms), csv_num(w.speedup_vs_unfused()),
+             csv_num(w.speedup_vs_cudnn()), w.shipped ? "1" : "0", w.created_at});
+  write_outputs(out, j, csv.text());
+  if (out.human_on_stdout()) fmt::print("{}", winners_table(winners));
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/csv.hpp"
 #include "cli/junit.hpp"
 #include "cli/validators.hpp"
 #include "common/error.hpp"
@@ -22,7 +23,7 @@ namespace fusetune::cli {
 void register_smoke(CLI::App& app, SmokeArgs& args) {
   auto* cmd = app.add_subcommand("smoke", "CI check: everything compiles, the database works, winners still win");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
-  cmd->add_option("--json", args.json_file, "also write the checks as JSON to this file");
+  add_output_args(cmd, args.out, "one row per check");
   cmd->add_option("--junit", args.junit_file, "also write the checks as JUnit XML to this file (for CI test reports)");
   cmd->add_flag("--require-gpu", args.require_gpu,
                 "fail (not skip) when no GPU is found, so a GPU CI job cannot pass without one");
@@ -34,17 +35,23 @@ void register_smoke(CLI::App& app, SmokeArgs& args) {
 }
 
 int run_smoke(const SmokeArgs& args) {
+  OutputArgs out = args.out;
+  if (!args.junit_file.empty()) out.other = args.junit_file;
   tune::SmokeOptions o;
   o.db_path = args.db.empty() ? db::default_db_path() : args.db;
+  check_output_args(out, o.db_path);
+  // The check lines are for people: on stderr when a document takes stdout.
+  std::FILE* human = out.human_on_stdout() ? stdout : stderr;
   o.jobs = args.jobs;
   o.stale = std::getenv("FUSETUNE_TEST_STALE") != nullptr;
   if (!args.checks.empty()) o.checks = {args.checks.begin(), args.checks.end()};
-  o.on_check = [](const tune::SmokeCheck& c) {
+  o.on_check = [human](const tune::SmokeCheck& c) {
     const char* word = c.outcome == tune::SmokeCheck::Outcome::passed   ? "ok  "
                        : c.outcome == tune::SmokeCheck::Outcome::failed ? "FAIL"
                                                                         : "skip";
-    fmt::print("{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ", text::printable(c.detail));
-    std::fflush(stdout);
+    fmt::print(human, "{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ",
+               text::printable(c.detail));
+    std::fflush(human);
   };
   auto checks = tune::run_smoke(o);
   if (args.require_gpu) {
@@ -63,7 +70,10 @@ int run_smoke(const SmokeArgs& args) {
     }
   }
   size_t passed = 0, failed = 0, skipped = 0;
-  nlohmann::json j = {{"schema", "fusetune.smoke/1"}, {"db", o.db_path}, {"checks", nlohmann::json::array()}};
+  nlohmann::json j = json_document("smoke", args.out);
+  j["db"] = o.db_path;
+  j["checks"] = nlohmann::json::array();
+  CsvWriter csv({"name", "outcome", "detail"});
   for (const auto& c : checks) {
     const char* outcome = c.outcome == tune::SmokeCheck::Outcome::passed   ? "passed"
                           : c.outcome == tune::SmokeCheck::Outcome::failed ? "failed"
@@ -71,12 +81,14 @@ int run_smoke(const SmokeArgs& args) {
     passed += c.outcome == tune::SmokeCheck::Outcome::passed;
     failed += c.outcome == tune::SmokeCheck::Outcome::failed;
     skipped += c.outcome == tune::SmokeCheck::Outcome::skipped;
-    j["checks"].push_back({{"name", c.name}, {"outcome", outcome}, {"detail", c.detail}});
+    j["checks"].push_back({{"name", c.name}, {"outcome", outcome},
+                           {"detail", c.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.detail)}});
+    csv.add({c.name, outcome, c.detail});
   }
   j["summary"] = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}};
-  if (!args.json_file.empty()) write_output_file(args.json_file, j.dump(2) + "\n");
+  write_outputs(args.out, j, csv.text());
   if (!args.junit_file.empty()) write_output_file(args.junit_file, junit_xml(checks));
-  fmt::print("smoke: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  fmt::print(human, "smoke: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
   return failed ? int(ExitCode::failure) : int(ExitCode::ok);
 }
 

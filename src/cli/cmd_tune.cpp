@@ -4,14 +4,17 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/csv.hpp"
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/tune_table.hpp"
 #include "cli/validators.hpp"
+#include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "common/terminal_text.hpp"
@@ -28,7 +31,25 @@ namespace fusetune::cli {
 
 namespace {
 
-void write_json_file(const std::string& path, const nlohmann::json& j) { write_output_file(path, j.dump(2) + "\n"); }
+std::string csv_num(double v) { return v > 0 ? fmt::format("{}", v) : ""; }
+nlohmann::json measured(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// One row per variant, in the report's order; empty cells where nothing was measured.
+std::string results_csv(const tune::TuneReport& rep) {
+  CsvWriter csv({"role", "candidate", "name", "params", "status", "reason", "median_ms", "round", "speedup_vs_unfused",
+                 "speedup_vs_cudnn", "worst_ratio", "max_abs"});
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    const auto& r = rep.results[i];
+    const bool checked = r.verified || r.status == tune::Status::wrong_result;
+    csv.add({std::string(codegen::role_name(r.variant.role())), std::string(codegen::candidate_name(r.variant.candidate)),
+             r.variant.name, codegen::params_object(r.variant).dump(), std::string(tune::status_name(r.status)), r.reason,
+             r.timed ? csv_num(r.time.median_ms) : "", r.timed ? std::string(tune::time_round_name(r.time.round)) : "",
+             r.timed && rep.unfused ? csv_num(tune::speedup(rep, *rep.unfused, i)) : "",
+             r.timed && rep.cudnn ? csv_num(tune::speedup(rep, *rep.cudnn, i)) : "",
+             checked ? csv_figure(r.error.worst_ratio) : "", checked ? csv_figure(r.error.max_abs) : ""});
+  }
+  return csv.text();
+}
 
 }  // namespace
 
@@ -46,7 +67,7 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
       ->check(integer_in(1, kMaxJobs));
   cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
-  cmd->add_option("--json", args.json_file, "also write the full report as JSON to this file");
+  add_output_args(cmd, args.out, "one row per variant");
   cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
       ->check(seconds_up_to(kMaxTimeoutS))
       ->capture_default_str();
@@ -60,9 +81,13 @@ void register_tune(CLI::App& app, TuneArgs& args) {
 }
 
 int run_tune(const TuneArgs& args) {
+  // The table is for people: on stderr when a document takes stdout (tune runs long, so it is
+  // still shown), on stdout otherwise.
+  std::FILE* human = args.out.human_on_stdout() ? stdout : stderr;
   const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
   // Input first, then the database (a bad file is exit 2), then the GPU (exit 3).
   const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
+  check_output_args(args.out, db_path);
   db::Database database = db::Database::open(db_path);
   // TEST-ONLY: a worker that speaks the protocol without a GPU (tests/fake_worker.cpp), so this
   // command's own outputs (table, --json, database writes) are tested on machines without one.
@@ -120,33 +145,37 @@ int run_tune(const TuneArgs& args) {
   };
 
   const auto rep = tune::run_tune(problem, opt);
+  nlohmann::json doc = json_document("tune", args.out);
   if (rep.stopped) {
     const auto& w = *stored;
-    fmt::print("problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
+    fmt::print(human,
+               "problem  {}\nkey      {}\n\nstored winner for this GPU and software ({}, measured {}{}):\n"
                "  {} ({})  {:.3f} ms median  {:.2f}x vs unfused {:.3f} ms  {:.2f}x vs cudnn conv alone {:.3f} ms\n"
                "(fusetune tune --force re-tunes; fusetune query shows every result)\n",
                text::printable(w.canonical), text::printable(w.problem_key), text::printable(w.env.gpu_name),
                text::printable(w.created_at), w.shipped ? ", shipped" : "", text::printable(w.variant_name),
                text::printable(w.candidate), w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms,
                w.speedup_vs_cudnn(), w.cudnn_median_ms);
-    if (!args.json_file.empty())
-      write_json_file(args.json_file,
-                      {{"schema", "fusetune.tune/2"}, {"problem", w.canonical}, {"key", w.problem_key},
-                       {"math", w.math}, {"stored", true},
-                       {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
-                                   {"time_ms", {{"median", w.time_median_ms}}},
-                                   {"speedup_vs_unfused", w.speedup_vs_unfused()},
-                                   {"speedup_vs_cudnn", w.speedup_vs_cudnn()},
-                                   {"variant", nlohmann::json::parse(w.variant_json)}}}});
+    // The stored winner, nothing re-measured: `results` is empty and `stored` true.
+    doc.update({{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"stored", true},
+                {"results", nlohmann::json::array()},
+                {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
+                            {"time_ms", {{"median", w.time_median_ms}}},
+                            {"speedup_vs_unfused", measured(w.speedup_vs_unfused())},
+                            {"speedup_vs_cudnn", measured(w.speedup_vs_cudnn())},
+                            {"variant", nlohmann::json::parse(w.variant_json)}}}});
+    write_outputs(args.out, doc, results_csv(rep));
     return int(ExitCode::ok);
   }
-  if (!narrowed.empty()) fmt::print("note: {}\n", narrowed);
+  if (!narrowed.empty()) fmt::print(human, "note: {}\n", narrowed);
   TuneTableOptions table;
   table.all = args.all;
-  fmt::print("{}", tune_table(rep, table));
+  fmt::print(human, "{}", tune_table(rep, table));
   if (rep.winner) database.write_winner(tune::winner_record(rep, env));
-  fmt::print("database {}\n", db_path);
-  if (!args.json_file.empty()) write_json_file(args.json_file, tune::report_to_json(rep));
+  fmt::print(human, "database {}\n", db_path);
+  doc.update(tune::report_to_json(rep));
+  doc["stored"] = false;
+  write_outputs(args.out, doc, results_csv(rep));
   return rep.winner ? int(ExitCode::ok) : int(ExitCode::failure);
 }
 

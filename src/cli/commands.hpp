@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/output_args.hpp"
+
 namespace CLI { class App; }
 
 namespace fusetune::cli {
@@ -20,7 +22,7 @@ void add_problem_args(CLI::App* cmd, ProblemArgs& args, bool required = true);
 struct CompileArgs {
   ProblemArgs problem;
   std::string arch = "sm_90";
-  bool json = false;
+  OutputArgs out;
   bool quiet = false;
   unsigned jobs = 0;
   std::string math = "tf32";
@@ -39,7 +41,7 @@ struct TuneArgs {
   bool force = false;
   bool all = false;
   bool quiet = false;
-  std::string json_file;
+  OutputArgs out;
   double timeout_s = 60;
   int top_k = 5;
 };
@@ -47,7 +49,7 @@ void register_tune(CLI::App& app, TuneArgs& args);
 int run_tune(const TuneArgs& args);
 
 struct DevicesArgs {
-  bool json = false;
+  OutputArgs out;
 };
 void register_devices(CLI::App& app, DevicesArgs& args);
 int run_devices(const DevicesArgs& args);
@@ -57,7 +59,8 @@ struct QueryArgs {
   std::string gpu;
   std::string math;
   bool all = false;
-  std::string format = "table";
+  std::string format;  // deprecated --format table|json|csv, kept for old scripts
+  OutputArgs out;
   std::string db;
 };
 void register_query(CLI::App& app, QueryArgs& args);
@@ -86,7 +89,7 @@ int run_db(const DbArgs& args);
 
 struct SmokeArgs {
   std::string db;
-  std::string json_file;
+  OutputArgs out;
   std::string junit_file;
   bool require_gpu = false;
   unsigned jobs = 0;
@@ -94,5 +97,23 @@ struct SmokeArgs {
 };
 void register_smoke(CLI::App& app, SmokeArgs& args);
 int run_smoke(const SmokeArgs& args);
+
+// `fusetune report`: one self-contained HTML page (inline SVG plots) from the database.
+struct ReportArgs {
+  ProblemArgs problem;
+  std::string output = "fusetune-report.html";  // -o; "-" is standard output
+  std::string math = "tf32";
+  std::string gpu;  // only environments whose GPU name contains this text
+  std::string db;
+};
+void register_report(CLI::App& app, ReportArgs& args);
+int run_report(const ReportArgs& args);
+
+// `fusetune completion bash`: a bash completion script made from this very command tree.
+struct CompletionArgs {
+  std::string shell = "bash";
+};
+void register_completion(CLI::App& app, CompletionArgs& args);
+int run_completion(const CLI::App& app, const CompletionArgs& args);
 
 }  // namespace fusetune::cli

@@ -51,6 +51,8 @@ int run(int argc, char** argv) {
   cli::ExportArgs export_args;
   cli::SmokeArgs smoke_args;
   cli::DbArgs db_args;
+  cli::ReportArgs report_args;
+  cli::CompletionArgs completion_args;
   cli::register_compile(app, compile_args);
   cli::register_tune(app, tune_args);
   cli::register_query(app, query_args);
@@ -58,6 +60,8 @@ int run(int argc, char** argv) {
   cli::register_smoke(app, smoke_args);
   cli::register_db(app, db_args);
   cli::register_devices(app, devices_args);
+  cli::register_report(app, report_args);
+  cli::register_completion(app, completion_args);
 
   try {
     app.parse(argc, argv);
@@ -75,6 +79,8 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("export")) return cli::run_export(export_args);
     if (app.got_subcommand("smoke")) return cli::run_smoke(smoke_args);
     if (app.got_subcommand("db")) return cli::run_db(db_args);
+    if (app.got_subcommand("report")) return cli::run_report(report_args);
+    if (app.got_subcommand("completion")) return cli::run_completion(app, completion_args);
   } catch (const Error& e) {
     fmt::print(stderr, "fusetune: {}\n", e.what());
     return int(e.code());

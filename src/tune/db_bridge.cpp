@@ -52,7 +52,7 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
     rec.time_max_ms = r.time.max_ms;
     rec.time_count = r.time.count;
     rec.kernel_median_ms = r.time.kernel_median_ms;
-    if (j.contains("kernel")) {
+    if (j["kernel"].is_object()) {
       rec.gbps = j["kernel"].value("gbps", 0.0);
       rec.pct_copy = j["kernel"].value("pct_copy", 0.0);
     }

@@ -24,10 +24,14 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["name"] = r.variant.name;
   j["params"] = codegen::params_object(r.variant);
   j["status"] = status_name(r.status);
-  if (!r.reason.empty()) j["reason"] = r.reason;
+  // Every key is always there; what was not measured is null (README: "JSON output").
+  j["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
   j["verified"] = r.verified;
-  j["registers"] = r.compile.registers;
-  j["spills"] = r.compile.spill_stores + r.compile.spill_loads;
+  const bool compiled = r.compile.registers >= 0;
+  j["registers"] = compiled ? nlohmann::json(r.compile.registers) : nlohmann::json(nullptr);
+  j["spills"] = compiled ? nlohmann::json(r.compile.spill_stores + r.compile.spill_loads) : nlohmann::json(nullptr);
+  for (const char* k : {"time_ms", "kernel", "speedup_vs_unfused", "speedup_vs_cudnn", "error", "cudnn_algo"})
+    j[k] = nullptr;
   if (r.timed) {
     j["time_ms"] = time_json(r.time);
     if (r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {

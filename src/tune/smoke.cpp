@@ -325,13 +325,25 @@ std::vector<SmokeCheck> run_smoke(const SmokeOptions& opt) {
       o.math = MathMode::tf32;
       o.max_variants = 2;
       const auto rep = run_tune(spec::parse(s), o);
-      size_t bad = 0;
-      std::string first;
-      for (const auto& r : rep.results)
-        if (r.status != Status::ok && bad++ == 0) first = fmt::format("{}: {}", r.variant.name, r.reason);
-      return SmokeCheck{"verify " + s, bad == 0 && rep.winner ? Outcome::passed : Outcome::failed,
-                        bad ? fmt::format("{} of {} failed; first {}", bad, rep.results.size(), first)
-                            : fmt::format("{} variants verified", rep.results.size())};
+      size_t bad = 0, cudnn_owned = 0;
+      std::string first, first_cudnn;
+      for (const auto& r : rep.results) {
+        if (r.status == Status::ok) continue;
+        // cuDNN's own wrong or refused configurations: caught and recorded, as they must be.
+        if (cudnn_owned_failure(rep.results, r)) {
+          if (cudnn_owned++ == 0) first_cudnn = fmt::format("{}: {}", r.variant.name, status_name(r.status));
+        } else if (bad++ == 0) {
+          first = fmt::format("{}: {}", r.variant.name, r.reason);
+        }
+      }
+      const std::string caught =
+          cudnn_owned ? fmt::format("; {} cuDNN configuration{} caught (refused or wrong; first {})", cudnn_owned,
+                                    cudnn_owned == 1 ? "" : "s", first_cudnn)
+                      : "";
+      if (!rep.winner) return SmokeCheck{"verify " + s, Outcome::failed, "no verified winner" + caught};
+      return SmokeCheck{"verify " + s, bad == 0 ? Outcome::passed : Outcome::failed,
+                        bad ? fmt::format("{} of {} failed; first {}{}", bad, rep.results.size(), first, caught)
+                            : fmt::format("{} variants verified{}", rep.results.size() - cudnn_owned, caught)};
     });
   }
 

@@ -11,4 +11,13 @@ std::string_view time_round_name(TimeRound r) {
   return "?";
 }
 
+bool cudnn_owned_failure(const std::vector<VariantResult>& all, const VariantResult& r) {
+  if (r.variant.candidate != codegen::Candidate::cudnn_fused || r.reason.empty()) return false;
+  if (r.status == Status::not_supported) return true;
+  if (r.status != Status::wrong_result) return false;
+  for (const auto& o : all)
+    if (&o != &r && o.variant.design == r.variant.design && o.status == Status::ok) return true;
+  return false;
+}
+
 }  // namespace fusetune::tune

@@ -64,4 +64,12 @@ struct VariantResult {
   bool timed = false;
 };
 
+// A failure that belongs to cuDNN, not to fusetune, among the results `all` of one run: a
+// `cudnn-fused` engine configuration cuDNN refuses (every one under strict fp32), or one that
+// computes wrong values (seen on cuDNN 9.19: `eng7` with knob 12 = 29) while another configuration
+// of the same design verified. When every configuration of a design is wrong, the kernels
+// fusetune generates around cuDNN's graph (transposes, mean's 1/K, the ops after the reduction)
+// are suspect: not cuDNN's. Verification caught it either way; it never wins.
+[[nodiscard]] bool cudnn_owned_failure(const std::vector<VariantResult>& all, const VariantResult& r);
+
 }  // namespace fusetune::tune

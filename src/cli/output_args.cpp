@@ -1,0 +1,82 @@
+#include "cli/output_args.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
+#include "db/clock.hpp"
+#include "gpu/compiler.hpp"
+#include "gpu/cudnn_version.hpp"
+#include "gpu/device.hpp"
+#include "gpu/driver_api.hpp"
+
+namespace fusetune::cli {
+
+void add_output_args(CLI::App* cmd, OutputArgs& out, std::string_view rows, bool csv) {
+  // expected(0, 1): `--json` alone means stdout; a value that follows it is its file, so a
+  // positional SPEC goes before it (or write `--json -`).
+  cmd->add_option("--json", out.json, "write the results as JSON to FILE, or to stdout (- or no value)")
+      ->expected(0, 1)
+      ->default_str("-")
+      ->type_name("[FILE|-]");
+  if (csv)
+    cmd->add_option("--csv", out.csv, fmt::format("write the results as CSV ({}) to FILE, or to stdout", rows))
+        ->expected(0, 1)
+        ->default_str("-")
+        ->type_name("[FILE|-]");
+}
+
+bool is_stdout(const std::optional<std::string>& path) {
+  return path && (*path == "-" || *path == "/dev/stdout" || *path == "/dev/fd/1" || *path == "/proc/self/fd/1");
+}
+
+bool OutputArgs::human_on_stdout() const { return !is_stdout(json) && !is_stdout(csv) && !is_stdout(other); }
+
+void check_output_args(const OutputArgs& out, const std::string& db_path) {
+  if (int(is_stdout(out.json)) + int(is_stdout(out.csv)) + int(is_stdout(out.other)) > 1)
+    throw InputError("only one document can go to standard output: give the others a FILE");
+  if (db_path.empty() || db_path == ":memory:") return;
+  std::error_code ec;
+  const auto db = std::filesystem::weakly_canonical(db_path, ec);
+  for (const auto& path : {out.json, out.csv, out.other}) {
+    if (!path || is_stdout(path)) continue;
+    std::error_code ec2;
+    if (!ec && std::filesystem::weakly_canonical(*path, ec2) == db && !ec2)
+      throw InputError(fmt::format("{} is the tuning database: write the output to another file", text::printable(*path)));
+  }
+}
+
+void write_outputs(const OutputArgs& out, const nlohmann::json& json, const std::string& csv_text) {
+  // Text from a database may not be UTF-8 (an imported dump): replaced, never a failed write.
+  if (out.json) write_output_file(*out.json, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (out.csv) write_output_file(*out.csv, csv_text);
+}
+
+std::string csv_figure(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
+nlohmann::json json_document(std::string_view command, const OutputArgs& out) {
+  if (!out.json) return {{"schema", fmt::format("fusetune.{}/2", command)}};
+  nlohmann::json versions = {{"fusetune", FUSETUNE_VERSION}, {"nvrtc", nullptr}, {"cudnn", nullptr}, {"driver", nullptr}};
+  // Each version is asked on its own: a machine without a driver still names its NVRTC and cuDNN.
+  try {
+    versions["nvrtc"] = gpu::nvrtc_version();
+  } catch (const std::exception&) {
+  }
+  try {
+    versions["cudnn"] = gpu::cudnn_version_string();
+  } catch (const std::exception&) {
+  }
+  try {
+    if (std::string why; gpu::driver_available(&why)) versions["driver"] = gpu::driver_version_string();
+  } catch (const std::exception&) {
+  }
+  return {{"schema", fmt::format("fusetune.{}/2", command)}, {"versions", versions},
+          {"created_at", db::utc_now_iso8601()}};
+}
+
+}  // namespace fusetune::cli

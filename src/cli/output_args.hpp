@@ -1,0 +1,50 @@
+#pragma once
+// The one output convention of every command that reports results (README: "Output"):
+//   --json [FILE|-]   the command's JSON document, schema "fusetune.<command>/2" (published in
+//                     docs/schema/fusetune-output.schema.json)
+//   --csv  [FILE|-]   its rows as CSV, a header line first
+// "-", or the flag with no value, is standard output; then the human-readable text moves out of
+// the way (it is not printed, or goes to stderr) so that stdout parses. The two may be given
+// together to different destinations. Files are written whole or not at all (output_file.hpp).
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace CLI { class App; }
+
+namespace fusetune::cli {
+
+struct OutputArgs {
+  std::optional<std::string> json;
+  std::optional<std::string> csv;
+  std::optional<std::string> other;  // a third document a command writes (smoke's --junit)
+
+  // Whether the human-readable table may go to stdout (no document does).
+  [[nodiscard]] bool human_on_stdout() const;
+};
+
+// "-", /dev/stdout, /dev/fd/1 and /proc/self/fd/1 all name standard output.
+[[nodiscard]] bool is_stdout(const std::optional<std::string>& path);
+
+// Adds --json and --csv to `cmd`; `rows` says what a CSV row is ("one row per variant").
+// `csv` false: the command has no rows (JSON only).
+void add_output_args(CLI::App* cmd, OutputArgs& out, std::string_view rows, bool csv = true);
+
+// Throws InputError (exit 2) when two documents would go to standard output, or a document would
+// replace the tuning database `db_path` (when given). Called before any work is done.
+void check_output_args(const OutputArgs& out, const std::string& db_path = "");
+
+// Writes the documents that were asked for.
+void write_outputs(const OutputArgs& out, const nlohmann::json& json, const std::string& csv_text);
+
+// The fields every JSON document starts with: schema, the fusetune / NVRTC / cuDNN / driver
+// versions (null where not found) and the UTC time it was made. Asks the driver and cuDNN only
+// when a JSON document was asked for (`out.json`): a plain table never loads them.
+[[nodiscard]] nlohmann::json json_document(std::string_view command, const OutputArgs& out);
+
+// A measured figure for a CSV cell: empty where JSON has null (not finite, or `v` absent).
+[[nodiscard]] std::string csv_figure(double v);
+
+}  // namespace fusetune::cli

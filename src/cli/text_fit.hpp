@@ -1,0 +1,16 @@
+#pragma once
+// Fitting text into a terminal's columns, for the commands' tables.
+#include <string>
+#include <vector>
+
+namespace fusetune::cli {
+
+// s in at most n bytes (n > 3), "..." marking a cut (text::excerpt: never inside a character).
+[[nodiscard]] std::string cut(const std::string& s, size_t n);
+
+// `text` in lines of at most `width` columns, broken after `sep` (the last one that fits), each
+// line after the first indented by `indent` spaces.
+[[nodiscard]] std::vector<std::string> wrap(const std::string& text, size_t width, size_t indent,
+                                            const std::string& sep = " ");
+
+}  // namespace fusetune::cli
