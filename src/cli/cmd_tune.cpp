@@ -23,6 +23,7 @@
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
 #include "trust/record_check.hpp"
+#include "tune/compile_cache.hpp"
 #include "tune/db_bridge.hpp"
 #include "tune/report_json.hpp"
 #include "tune/tuner.hpp"
@@ -73,6 +74,8 @@ void register_tune(CLI::App& app, TuneArgs& args) {
       ->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_flag("--force", args.force, "re-tune even when a winner is stored for this GPU and software");
+  cmd->add_flag("--no-compile-cache", args.no_compile_cache,
+                "compile every variant, even one compiled before (the cache is beside the database)");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress on stderr (errors still go there)");
   cmd->add_flag("--all", args.all, "show every variant (and every failure's reason), not the ten fastest");
   cmd->add_option("--top-k", args.top_k, "variants re-verified when only driver/NVRTC/cuDNN versions changed")
@@ -100,6 +103,7 @@ int run_tune(const TuneArgs& args) {
   opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
+  if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
   opt.variant_timeout_s = args.timeout_s;
   opt.strategy = args.strategy;
   opt.budget = args.budget;

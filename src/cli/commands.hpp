@@ -41,6 +41,7 @@ struct TuneArgs {
   bool force = false;
   bool all = false;
   bool quiet = false;
+  bool no_compile_cache = false;
   OutputArgs out;
   double timeout_s = 60;
   int top_k = 5;

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "codegen/compile_target.hpp"
 #include "gpu/compiler.hpp"
+#include "tune/compile_cache.hpp"
 
 namespace fusetune::tune {
 
@@ -36,6 +38,20 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
 
   const gpu::CompileOptions co = codegen::compile_options(v, opts.arch, opts.strict_fp32);
   try {
+    std::optional<CompileCache> cache;
+    if (!opts.cache_dir.empty()) cache.emplace(opts.cache_dir);
+    const std::vector<std::string> option_list = gpu::nvrtc_options(co);
+    if (cache) {
+      if (auto hit = cache->find(v.source, option_list)) {
+        r.compile = std::move(*hit);
+        r.compile.from_cache = true;
+        if (std::string why = device_limit_violation(v, r.compile, limits); !why.empty()) {
+          r.status = Status::device_limits_exceeded;
+          r.reason = why;
+        }
+        return r;
+      }
+    }
     gpu::CompileResult cr = gpu::compile_cuda(v.source, v.name + ".cu", co);
     r.compile.compile_ms = cr.compile_ms;
     r.compile.registers = cr.registers;
@@ -52,6 +68,7 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
     }
     r.compile.cubin = std::move(cr.cubin);
     r.compile.ptx = std::move(cr.ptx);
+    if (cache) cache->store(v.source, option_list, r.compile);
     if (std::string why = device_limit_violation(v, r.compile, limits); !why.empty()) {
       r.status = Status::device_limits_exceeded;
       r.reason = why;

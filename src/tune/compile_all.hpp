@@ -1,6 +1,7 @@
 #pragma once
 // Compiles every variant with NVRTC on a pool of threads and checks the result against the
 // device's limits. Failures become statuses on the results; nothing here throws for a variant.
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct CompileAllOptions {
   std::string arch = "sm_90";
   bool strict_fp32 = false;
   unsigned jobs = 0;  // 0: all cores
+  std::filesystem::path cache_dir;  // a compile cache (compile_cache.hpp); empty: compile everything
   std::function<void(const VariantResult&)> on_done;  // called from worker threads
 };
 

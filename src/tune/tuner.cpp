@@ -163,6 +163,7 @@ class TuneRun {
     copts.arch = limits_.arch_flag();
     copts.strict_fp32 = opt_.math == MathMode::fp32;
     copts.jobs = opt_.jobs;
+    copts.cache_dir = opt_.compile_cache_dir;
     size_t compiled = 0;
     copts.on_done = [&](const VariantResult& r) { progress("compiling", ++compiled, variants_.size(), r.variant.name); };
     rep_.results = compile_all(variants_, limits_, copts);

@@ -39,6 +39,7 @@ struct TuneOptions {
   MathMode math = MathMode::tf32;
   int device = 0;
   unsigned jobs = 0;              // compile threads
+  std::string compile_cache_dir;  // NVRTC results kept between runs (compile_cache.hpp); empty: none
   int finalists = 2;              // per design, re-timed against the baselines
   int retime_rounds = 15;         // interleaved rounds of the finalist and confirmation phases
   double variant_timeout_s = 60;  // per request to the worker; a hang past it is `timeout`

@@ -21,6 +21,7 @@ struct CompileFigures {
   std::string options;  // space-joined NVRTC options
   std::string cubin;    // bytes
   std::string ptx;
+  bool from_cache = false;  // taken from the compile cache (compile_cache.hpp): compile_ms is 0
 };
 
 // The worst draw's figures against the float64 reference (reference/gpu_reference.hpp).
