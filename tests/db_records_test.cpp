@@ -50,6 +50,22 @@ TEST_F(DbRecords, EnvironmentIdIsInsertOrGet) {
   EXPECT_NE(db_.environment_id(h200("12.8")), a);
 }
 
+// A result carries only its environment's fingerprint; the environment itself is found by it
+// (a ';' in a GPU name does not confuse it), and a fingerprint nothing stored is nullopt.
+TEST_F(DbRecords, EnvironmentIsFoundByItsFingerprint) {
+  auto e = h200();
+  e.gpu_name = "odd;cc=1.2;gpu name";
+  db_.write_results(e, {result("r1", 1.0)});
+  const auto back = db_.environment(e.fingerprint());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->fingerprint(), e.fingerprint());
+  EXPECT_EQ(back->gpu_name, e.gpu_name);
+  EXPECT_EQ(back->sm_count, 132);
+  EXPECT_EQ(back->cc_major, 9);
+  EXPECT_FALSE(db_.environment("gpu=x;cc=9;sms=1").has_value());
+  EXPECT_FALSE(db_.environment("").has_value());
+}
+
 TEST_F(DbRecords, WritingAResultAgainUpdatesItsOneRow) {
   db_.write_results(h200(), {result("v1", 2.0)});
   auto again = result("v1", 1.5);

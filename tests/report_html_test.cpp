@@ -259,19 +259,6 @@ TEST(ReportFigures, RooflineOfKernelbench31) {
   EXPECT_NE(compute.note.find("compute only"), std::string::npos);
 }
 
-TEST(ReportFigures, EnvironmentReadsBackFromItsFingerprint) {
-  auto e = h200();
-  e.gpu_name = "odd;cc=1.2;gpu name";
-  const auto back = environment_from_fingerprint(e.fingerprint());
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->fingerprint(), e.fingerprint());
-  EXPECT_EQ(back->gpu_name, e.gpu_name);
-  EXPECT_EQ(back->sm_count, 132);
-  EXPECT_EQ(back->cc_major, 9);
-  EXPECT_FALSE(environment_from_fingerprint("gpu=x;cc=9;sms=1").has_value());
-  EXPECT_FALSE(environment_from_fingerprint("").has_value());
-}
-
 TEST(ReportSvg, EscapingAndScales) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
   EXPECT_EQ(html_escape("a\nb\x1b[2Jc"), "a b?c");

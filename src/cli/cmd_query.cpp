@@ -4,11 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/query_table.hpp"
+#include "common/bounded_json.hpp"
 #include "common/error.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/terminal_text.hpp"
@@ -26,22 +28,15 @@ nlohmann::json env_json(const db::Environment& e) {
           {"templates_hash", e.templates_hash}};
 }
 
-// 0 where a figure was never measured (a failed variant's time): null in JSON, empty in CSV.
-nlohmann::json measured(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 // Whether a result was compared with the reference (its error figures mean something).
 bool checked(const db::ResultRecord& r) { return r.status == "ok" || r.status == "wrong_result"; }
-std::string csv_num(double v) { return v > 0 ? fmt::format("{}", v) : ""; }
 nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
 // The winner's parameters from its stored variant ({"name": value}); null when the record's
 // variant does not parse (it may come from an imported dump; `db verify` names such records).
 nlohmann::json winner_params(const db::WinnerRecord& w) {
   try {
-    return codegen::params_object(codegen::variant_from_json(nlohmann::json::parse(
-        w.variant_json, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-          if (depth > 16) throw InputError("nested too deep");
-          return true;
-        })));
+    return codegen::params_object(codegen::variant_from_json(parse_bounded(w.variant_json)));
   } catch (const std::exception&) {
     return nullptr;
   }
@@ -50,9 +45,9 @@ nlohmann::json winner_params(const db::WinnerRecord& w) {
 nlohmann::json winner_json(const db::WinnerRecord& w) {
   return {{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"environment", env_json(w.env)},
           {"name", w.variant_name}, {"candidate", w.candidate}, {"params", winner_params(w)},
-          {"time_ms", {{"median", measured(w.time_median_ms)}, {"spread", w.time_spread}}},
-          {"unfused_ms", measured(w.unfused_median_ms)}, {"cudnn_ms", measured(w.cudnn_median_ms)},
-          {"speedup_vs_unfused", measured(w.speedup_vs_unfused())}, {"speedup_vs_cudnn", measured(w.speedup_vs_cudnn())},
+          {"time_ms", {{"median", measured_json(w.time_median_ms)}, {"spread", w.time_spread}}},
+          {"unfused_ms", measured_json(w.unfused_median_ms)}, {"cudnn_ms", measured_json(w.cudnn_median_ms)},
+          {"speedup_vs_unfused", measured_json(w.speedup_vs_unfused())}, {"speedup_vs_cudnn", measured_json(w.speedup_vs_cudnn())},
           {"cudnn_algo", text_or_null(w.cudnn_algo)}, {"shipped", w.shipped}, {"created_at", w.created_at}};
 }
 
@@ -68,7 +63,7 @@ nlohmann::json result_json(const db::ResultRecord& r) {
                                 : nlohmann::json(nullptr)},
           {"error", checked(r)
                         ? nlohmann::json{{"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"rel_l2", r.rel_l2},
-                                         {"rel_l2_limit", measured(r.rel_l2_limit)}, {"worst_ratio", r.worst_ratio}}
+                                         {"rel_l2_limit", measured_json(r.rel_l2_limit)}, {"worst_ratio", r.worst_ratio}}
                         : nlohmann::json(nullptr)},
           {"created_at", r.created_at}};
 }
@@ -115,10 +110,16 @@ int run_query(const QueryArgs& args) {
                    "pct_copy", "max_abs", "rel_l2", "created_at"});
     for (const auto& r : rows)
       csv.add({r.problem_key, r.math, r.candidate, r.variant_name, record_params(r).dump(), r.status, r.reason,
-               csv_num(r.time_median_ms), csv_num(r.kernel_median_ms), csv_num(r.gbps), csv_num(r.pct_copy),
+               measured_csv(r.time_median_ms), measured_csv(r.kernel_median_ms), measured_csv(r.gbps), measured_csv(r.pct_copy),
                checked(r) ? csv_figure(r.max_abs) : "", checked(r) ? csv_figure(r.rel_l2) : "", r.created_at});
     write_outputs(out, j, csv.text());
-    if (out.human_on_stdout()) fmt::print("{}", results_table(rows, winners));
+    if (out.human_on_stdout()) {
+      std::map<std::string, std::string> gpu_names;
+      for (const auto& r : rows)
+        if (!gpu_names.contains(r.env_fingerprint))
+          if (auto e = database.environment(r.env_fingerprint)) gpu_names[r.env_fingerprint] = e->gpu_name;
+      fmt::print("{}", results_table(rows, winners, gpu_names));
+    }
     return 0;
   }
 
@@ -130,9 +131,9 @@ int run_query(const QueryArgs& args) {
                  "created_at"});
   for (const auto& w : winners)
     csv.add({w.problem_key, w.canonical, w.math, w.env.gpu_name, w.env.driver, w.env.nvrtc, w.env.cudnn,
-             w.variant_name, w.candidate, winner_params(w).dump(), csv_num(w.time_median_ms),
-             csv_num(w.unfused_median_ms), csv_num(w.cudnn_median_ms), csv_num(w.speedup_vs_unfused()),
-             csv_num(w.speedup_vs_cudnn()), w.shipped ? "1" : "0", w.created_at});
+             w.variant_name, w.candidate, winner_params(w).dump(), measured_csv(w.time_median_ms),
+             measured_csv(w.unfused_median_ms), measured_csv(w.cudnn_median_ms), measured_csv(w.speedup_vs_unfused()),
+             measured_csv(w.speedup_vs_cudnn()), w.shipped ? "1" : "0", w.created_at});
   write_outputs(out, j, csv.text());
   if (out.human_on_stdout()) fmt::print("{}", winners_table(winners));
   return 0;

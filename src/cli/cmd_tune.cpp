@@ -32,8 +32,6 @@ namespace fusetune::cli {
 
 namespace {
 
-std::string csv_num(double v) { return v > 0 ? fmt::format("{}", v) : ""; }
-nlohmann::json measured(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // One row per variant, in the report's order; empty cells where nothing was measured.
 std::string results_csv(const tune::TuneReport& rep) {
@@ -44,9 +42,9 @@ std::string results_csv(const tune::TuneReport& rep) {
     const bool checked = r.verified || r.status == tune::Status::wrong_result;
     csv.add({std::string(codegen::role_name(r.variant.role())), std::string(codegen::candidate_name(r.variant.candidate)),
              r.variant.name, codegen::params_object(r.variant).dump(), std::string(tune::status_name(r.status)), r.reason,
-             r.timed ? csv_num(r.time.median_ms) : "", r.timed ? std::string(tune::time_round_name(r.time.round)) : "",
-             r.timed && rep.unfused ? csv_num(tune::speedup(rep, *rep.unfused, i)) : "",
-             r.timed && rep.cudnn ? csv_num(tune::speedup(rep, *rep.cudnn, i)) : "",
+             r.timed ? measured_csv(r.time.median_ms) : "", r.timed ? std::string(tune::time_round_name(r.time.round)) : "",
+             r.timed && rep.unfused ? measured_csv(tune::speedup(rep, *rep.unfused, i)) : "",
+             r.timed && rep.cudnn ? measured_csv(tune::speedup(rep, *rep.cudnn, i)) : "",
              checked ? csv_figure(r.error.worst_ratio) : "", checked ? csv_figure(r.error.max_abs) : ""});
   }
   return csv.text();
@@ -165,8 +163,8 @@ int run_tune(const TuneArgs& args) {
                 {"results", nlohmann::json::array()},
                 {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
                             {"time_ms", {{"median", w.time_median_ms}}},
-                            {"speedup_vs_unfused", measured(w.speedup_vs_unfused())},
-                            {"speedup_vs_cudnn", measured(w.speedup_vs_cudnn())},
+                            {"speedup_vs_unfused", measured_json(w.speedup_vs_unfused())},
+                            {"speedup_vs_cudnn", measured_json(w.speedup_vs_cudnn())},
                             {"variant", nlohmann::json::parse(w.variant_json)}}}});
     write_outputs(args.out, doc, results_csv(rep));
     return int(ExitCode::ok);

@@ -10,4 +10,7 @@ std::string params_text(const codegen::Variant& v) {
   return s.empty() ? "-" : s;
 }
 
+std::string ms_cell(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
+std::string speedup_cell(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
+
 }  // namespace fusetune::cli

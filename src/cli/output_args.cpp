@@ -59,6 +59,9 @@ void write_outputs(const OutputArgs& out, const nlohmann::json& json, const std:
 
 std::string csv_figure(double v) { return std::isfinite(v) ? fmt::format("{}", v) : ""; }
 
+nlohmann::json measured_json(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+std::string measured_csv(double v) { return v > 0 && std::isfinite(v) ? fmt::format("{}", v) : ""; }
+
 nlohmann::json json_document(std::string_view command, const OutputArgs& out) {
   if (!out.json) return {{"schema", fmt::format("fusetune.{}/2", command)}};
   nlohmann::json versions = {{"fusetune", FUSETUNE_VERSION}, {"nvrtc", nullptr}, {"cudnn", nullptr}, {"driver", nullptr}};

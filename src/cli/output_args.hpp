@@ -44,7 +44,11 @@ void write_outputs(const OutputArgs& out, const nlohmann::json& json, const std:
 // when a JSON document was asked for (`out.json`): a plain table never loads them.
 [[nodiscard]] nlohmann::json json_document(std::string_view command, const OutputArgs& out);
 
-// A measured figure for a CSV cell: empty where JSON has null (not finite, or `v` absent).
+// A figure for a CSV cell: empty where JSON has null (not finite).
 [[nodiscard]] std::string csv_figure(double v);
+
+// A time or a speedup, 0 when it was never measured: null in JSON, an empty CSV cell.
+[[nodiscard]] nlohmann::json measured_json(double v);
+[[nodiscard]] std::string measured_csv(double v);
 
 }  // namespace fusetune::cli

@@ -6,9 +6,11 @@
 #include <map>
 #include <set>
 
+#include "cli/format.hpp"
 #include "cli/table.hpp"
 #include "cli/text_fit.hpp"
 #include "cli/tune_table.hpp"
+#include "common/bounded_json.hpp"
 #include "common/error.hpp"
 #include "common/terminal_text.hpp"
 
@@ -16,8 +18,6 @@ namespace fusetune::cli {
 
 namespace {
 
-std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
-std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
 
 // "2026-12-01T03:26:40.123Z" -> "2026-12-01 03:26": the minute is enough to tell runs apart.
 std::string minute(const std::string& iso) {
@@ -27,28 +27,15 @@ std::string minute(const std::string& iso) {
   return out;
 }
 
-// The GPU named in an environment fingerprint ("gpu=NVIDIA H200;cc=9.0;...").
-std::string fingerprint_gpu(const std::string& fp) {
-  const size_t at = fp.find("gpu=");
-  if (at == std::string::npos) return "?";
-  const size_t end = fp.find(';', at);
-  return fp.substr(at + 4, end == std::string::npos ? std::string::npos : end - at - 4);
-}
-
 void add_lines(std::string& out, const std::string& s, size_t width, const std::string& sep = " ") {
-  for (const auto& l : wrap(text::printable(s), width, 9, sep)) out += l + "\n";
+  out += labelled_lines(s, width, sep);
 }
 
 }  // namespace
 
 nlohmann::json record_params(const db::ResultRecord& r) {
-  constexpr int kMaxDepth = 16;
   try {
-    return nlohmann::json::parse(r.params_json.empty() ? "{}" : r.params_json,
-                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-                                   if (depth > kMaxDepth) throw InputError("nested too deep");
-                                   return true;
-                                 });
+    return parse_bounded(r.params_json.empty() ? "{}" : r.params_json);
   } catch (const std::exception&) {
     throw InputError(fmt::format("the stored result {} has unreadable parameters (params_json)",
                                  text::excerpt(r.variant_name, 60)));
@@ -86,8 +73,8 @@ std::string winners_table(const std::vector<db::WinnerRecord>& winners, size_t w
     std::vector<std::string> row{cut(w.problem_key, 16)};
     if (maths.size() > 1) row.push_back(w.math);
     if (gpus.size() > 1) row.push_back(cut(w.env.gpu_name, gpu_w));
-    for (auto cell : {cut(w.variant_name, name_w), fmt_ms(w.time_median_ms), fmt_x(w.speedup_vs_unfused()),
-                      fmt_x(w.speedup_vs_cudnn()), minute(w.created_at)})
+    for (auto cell : {cut(w.variant_name, name_w), ms_cell(w.time_median_ms), speedup_cell(w.speedup_vs_unfused()),
+                      speedup_cell(w.speedup_vs_cudnn()), minute(w.created_at)})
       row.push_back(cell);
     if (sources.size() > 1) row.push_back(w.shipped ? "shipped" : "measured");
     t.add(row);
@@ -101,7 +88,7 @@ std::string winners_table(const std::vector<db::WinnerRecord>& winners, size_t w
 }
 
 std::string results_table(const std::vector<db::ResultRecord>& results, const std::vector<db::WinnerRecord>& winners,
-                          size_t width) {
+                          const std::map<std::string, std::string>& gpu_names, size_t width) {
   std::string out;
   // Groups in the order the database gave them (newest environment first).
   std::vector<std::vector<const db::ResultRecord*>> groups;
@@ -119,9 +106,11 @@ std::string results_table(const std::vector<db::ResultRecord>& results, const st
       if (w.problem_key == first.problem_key && w.math == first.math && w.env.fingerprint() == first.env_fingerprint)
         winner = w.variant_name;
     if (!out.empty()) out += "\n";
+    const auto gpu = gpu_names.find(first.env_fingerprint);
     add_lines(out, "problem  " + first.canonical, width, " | ");
     add_lines(out, fmt::format("key      {}, {}, {}; {} results", first.problem_key, first.math,
-                               fingerprint_gpu(first.env_fingerprint), rows.size()),
+                               gpu == gpu_names.end() ? std::string("an unknown GPU") : gpu->second,
+                               rows.size()),
               width);
     std::vector<nlohmann::json> params;
     std::map<std::string, std::set<std::string>> values;
@@ -153,7 +142,7 @@ std::string results_table(const std::vector<db::ResultRecord>& results, const st
       const bool ok = r.status == "ok";
       if (!ok) failures.push_back(fmt::format("{}: {}: {}", r.variant_name, r.status, r.reason));
       t.add({r.variant_name == winner ? "*" : "", cut(name, name_w), cut(shown, free - name_w), cut(r.status, 22),
-             fmt_ms(ok ? r.time_median_ms : 0), r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-",
+             ms_cell(ok ? r.time_median_ms : 0), r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-",
              !ok && r.status != "wrong_result" ? "-"
              : tf32                             ? fmt::format("{:.2f}", r.worst_ratio)
                                                 : fmt::format("{:.1e}", r.max_abs)});

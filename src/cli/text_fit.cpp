@@ -30,4 +30,10 @@ std::vector<std::string> wrap(const std::string& text, size_t width, size_t inde
   return out;
 }
 
+std::string labelled_lines(const std::string& text, size_t width, const std::string& sep) {
+  std::string out;
+  for (const auto& l : wrap(text::printable(text), width, 9, sep)) out += l + "\n";
+  return out;
+}
+
 }  // namespace fusetune::cli

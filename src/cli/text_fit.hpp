@@ -13,4 +13,8 @@ namespace fusetune::cli {
 [[nodiscard]] std::vector<std::string> wrap(const std::string& text, size_t width, size_t indent,
                                             const std::string& sep = " ");
 
+// `text` made printable (terminal_text.hpp) and wrapped to `width` under a 9-column label
+// ("problem  ...", "fixed    ..."), as lines ending in '\n': the tables' header and footer lines.
+[[nodiscard]] std::string labelled_lines(const std::string& text, size_t width, const std::string& sep = " ");
+
 }  // namespace fusetune::cli

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "cli/format.hpp"
 #include "cli/table.hpp"
 #include "cli/text_fit.hpp"
 #include "common/terminal_text.hpp"
@@ -17,8 +18,6 @@ namespace {
 
 using codegen::Role;
 
-std::string fmt_ms(double v) { return v > 0 ? fmt::format("{:.3f}", v) : "-"; }
-std::string fmt_x(double v) { return v > 0 ? fmt::format("{:.2f}x", v) : "-"; }
 
 std::string round_short(const tune::VariantResult& r) {
   if (!r.timed) return "-";
@@ -55,9 +54,7 @@ std::string param_display(const std::string& name, int64_t value) {
 std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt) {
   std::string out;
   // Every line fits the width: long ones wrap, continuation lines indented under the text.
-  const auto lines = [&](const std::string& s, const std::string& sep = " ") {
-    for (const auto& l : wrap(text::printable(s), opt.width, 9, sep)) out += l + "\n";
-  };
+  const auto lines = [&](const std::string& s, const std::string& sep = " ") { out += labelled_lines(s, opt.width, sep); };
   std::map<std::string, size_t> by_status;
   for (const auto& r : rep.results) ++by_status[std::string(tune::status_name(r.status))];
   double total_s = 0;
@@ -130,9 +127,9 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
     std::string err = "-";
     if (r.verified || r.status == tune::Status::wrong_result)
       err = rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
-    t.add({mark, cut(name, name_w), cut(params, param_w), fmt_ms(r.timed ? r.time.median_ms : 0), round_short(r),
-           r.variant.role() != Role::solution || !rep.unfused ? "-" : fmt_x(tune::speedup(rep, *rep.unfused, i)),
-           r.variant.role() != Role::solution || !rep.cudnn ? "-" : fmt_x(tune::speedup(rep, *rep.cudnn, i)), err});
+    t.add({mark, cut(name, name_w), cut(params, param_w), ms_cell(r.timed ? r.time.median_ms : 0), round_short(r),
+           r.variant.role() != Role::solution || !rep.unfused ? "-" : speedup_cell(tune::speedup(rep, *rep.unfused, i)),
+           r.variant.role() != Role::solution || !rep.cudnn ? "-" : speedup_cell(tune::speedup(rep, *rep.cudnn, i)), err});
   }
   out += t.render();
 

@@ -57,6 +57,8 @@ class Database {
 
   [[nodiscard]] std::optional<WinnerRecord> winner(const std::string& problem_key, const std::string& math,
                                                    const std::string& env_fingerprint) const;
+  // The environment a record's env_fingerprint names, or nullopt when none is stored.
+  [[nodiscard]] std::optional<Environment> environment(const std::string& fingerprint) const;
   // Filters are optional; gpu_substring matches the GPU name case-insensitively ("" = any).
   // Newest first.
   [[nodiscard]] std::vector<WinnerRecord> winners(const std::optional<std::string>& problem_key,

@@ -16,18 +16,29 @@ constexpr std::string_view kWinnerSelect =
     "w.shipped, w.created_at, w.conv_choices "
     "FROM winners w JOIN environments e ON e.id = w.env_id JOIN problems p ON p.id = w.problem_id ";
 
+// The environment in columns 0..9 of a select that starts with kEnvironmentColumns.
+constexpr std::string_view kEnvironmentColumns =
+    "e.gpu_name, e.cc_major, e.cc_minor, e.sm_count, e.mem_bytes, e.driver, e.cuda_runtime, e.nvrtc, e.cudnn, "
+    "e.templates_hash";
+
+Environment read_environment(const Statement& s) {
+  Environment e;
+  e.gpu_name = s.column_text(0);
+  e.cc_major = s.column_int(1);
+  e.cc_minor = s.column_int(2);
+  e.sm_count = s.column_int(3);
+  e.mem_bytes = s.column_int64(4);
+  e.driver = s.column_text(5);
+  e.cuda_runtime = s.column_text(6);
+  e.nvrtc = s.column_text(7);
+  e.cudnn = s.column_text(8);
+  e.templates_hash = s.column_text(9);
+  return e;
+}
+
 WinnerRecord read_winner(const Statement& s) {
   WinnerRecord w;
-  w.env.gpu_name = s.column_text(0);
-  w.env.cc_major = s.column_int(1);
-  w.env.cc_minor = s.column_int(2);
-  w.env.sm_count = s.column_int(3);
-  w.env.mem_bytes = s.column_int64(4);
-  w.env.driver = s.column_text(5);
-  w.env.cuda_runtime = s.column_text(6);
-  w.env.nvrtc = s.column_text(7);
-  w.env.cudnn = s.column_text(8);
-  w.env.templates_hash = s.column_text(9);
+  w.env = read_environment(s);
   w.problem_key = s.column_text(10);
   w.canonical = s.column_text(11);
   w.math = s.column_text(12);
@@ -100,6 +111,13 @@ void bind_filter(Statement& s, const std::optional<std::string>& key, const std:
 }
 
 }  // namespace
+
+std::optional<Environment> Database::environment(const std::string& fingerprint) const {
+  Statement s(conn_, fmt::format("SELECT {} FROM environments e WHERE e.fingerprint = ?1", kEnvironmentColumns));
+  s.bind(1, fingerprint);
+  if (!s.step()) return std::nullopt;
+  return read_environment(s);
+}
 
 std::optional<WinnerRecord> Database::winner(const std::string& problem_key, const std::string& math,
                                              const std::string& env_fingerprint) const {

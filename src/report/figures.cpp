@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "codegen/variant.hpp"
+#include "common/bounded_json.hpp"
 
 namespace fusetune::report {
 
@@ -43,18 +44,13 @@ const db::ResultRecord* fastest(const std::vector<db::ResultRecord>& results, co
 // params_json as stored: a flat object when fusetune wrote it, but it may come from an
 // imported dump, so nesting is limited (as `query` does) and anything else is "unreadable".
 std::optional<nlohmann::json> read_params(const std::string& text) {
-  constexpr int kMaxDepth = 16;
-  struct TooDeep : std::exception {};
   try {
-    auto j = nlohmann::json::parse(text.empty() ? "{}" : text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > kMaxDepth) throw TooDeep();
-      return true;
-    });
+    auto j = parse_bounded(text.empty() ? "{}" : text);
     if (!j.is_object()) return std::nullopt;
     return j;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
-  } catch (const TooDeep&) {
+  } catch (const JsonTooDeep&) {
     return std::nullopt;
   }
 }

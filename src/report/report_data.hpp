@@ -25,7 +25,7 @@ struct ReportData {
 
   // The environment of the newest winner for the problem, else of the newest results.
   std::string env_fingerprint;
-  std::optional<db::Environment> env;  // empty when the fingerprint could not be read back
+  std::optional<db::Environment> env;  // empty when no environment is stored under the fingerprint
   std::string env_chosen_by;           // why this environment: "the newest winner" | "the newest results"
 
   std::optional<db::WinnerRecord> winner;  // the winner stored for that environment, if any
@@ -38,11 +38,5 @@ struct ReportData {
 // (on a GPU whose name contains `gpu`, when not empty).
 [[nodiscard]] ReportData gather_report(const db::Database& database, const spec::Problem& problem,
                                        const std::string& math, const std::string& gpu);
-
-// An environment read back from its fingerprint text (db::Environment::fingerprint()), or
-// nullopt when the text is not one that fingerprint() makes. Results carry only the
-// fingerprint; where no winner names the environment in full, this is how the page can say
-// which GPU and software the results come from.
-[[nodiscard]] std::optional<db::Environment> environment_from_fingerprint(const std::string& fingerprint);
 
 }  // namespace fusetune::report

@@ -8,6 +8,7 @@
 
 #include "codegen/variant_check.hpp"
 #include "codegen/variant_json.hpp"
+#include "common/bounded_json.hpp"
 #include "common/error.hpp"
 #include "common/terminal_text.hpp"
 #include "spec/canonical.hpp"
@@ -40,17 +41,6 @@ bool time_like(double v) { return std::isnan(v) || (std::isfinite(v) && v >= 0 &
 bool figure_like(double v) { return std::isnan(v) || v >= 0; }  // error figures may be infinite
 
 bool known_math(const std::string& m) { return m == "tf32" || m == "fp32"; }
-
-// JSON text stored inside a record (a variant, parameters, conv choices) is parsed with a depth
-// limit: what walks or prints the parsed value afterwards recurses. fusetune's own nest at most 4.
-struct TooDeep : std::exception {};
-nlohmann::json parse_bounded(const std::string& text) {
-  constexpr int kMaxDepth = 16;
-  return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > kMaxDepth) throw TooDeep{};
-    return true;
-  });
-}
 
 // The problem a record names: its canonical spec parses, is canonical, and hashes to its key.
 std::string check_problem(const std::string& key, const std::string& canonical) {
@@ -90,7 +80,7 @@ std::string check_result(const db::ResultRecord& r) {
       if (!codegen::is_identifier(k, 32) || !v.is_number_integer()) return "a parameter is not name = integer";
   } catch (const nlohmann::json::exception&) {
     return "parameters are not JSON";
-  } catch (const TooDeep&) {
+  } catch (const JsonTooDeep&) {
     return "parameters nest deeper than 16 levels";
   }
   if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", text::excerpt(r.status, 32));
@@ -133,7 +123,7 @@ std::string check_winner(const db::WinnerRecord& w) {
     v = codegen::variant_from_json(parse_bounded(w.variant_json));
   } catch (const nlohmann::json::exception&) {
     return "its variant is not JSON";
-  } catch (const TooDeep&) {
+  } catch (const JsonTooDeep&) {
     return "its variant nests deeper than 16 levels";
   } catch (const InputError& e) {
     return text::excerpt(e.what(), 200);
