@@ -1,7 +1,8 @@
 // Standalone check of kernel_templates/fused_conv.cu on one configuration, for debugging the
 // template on the GPU without fusetune (fusetune's own verification is the real gate):
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -I kernel_templates -I bench/fused_conv \
-//        -DFT_BM=128 ... bench/fused_conv/harness.cu      (-DFT_HALO=1 -DFT_TP=1 -DFT_TQ=128: the prototype)
+//        -DFT_BM=128 ... bench/fused_conv/harness.cu      (-DFT_HALO=1 -DFT_TP=1 -DFT_TQ=128: the prototype
+//        v5, halo_conv.cu; -DFT_HALO=6: v6, halo_conv_v6.cu)
 // Epilogue: y = conv + bias, then `v * 2` (and min over channels when FT_REDUCE). Prints the
 // worst errors against a float64 CPU conv and where they are (first few wrong elements).
 #include <cmath>
@@ -31,8 +32,10 @@ __device__ __forceinline__ float ft_chain_post(float v, int, const float*) { ret
 __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
-#ifdef FT_HALO
-#include "halo_conv.cu"  // bench/fused_conv: the halo-tile prototype (NCHW in and out only)
+#if defined(FT_HALO) && FT_HALO == 6
+#include "halo_conv_v6.cu"  // bench/fused_conv: halo-tile prototype v6 (HALO=6 in a config)
+#elif defined(FT_HALO)
+#include "halo_conv.cu"  // bench/fused_conv: the halo-tile prototype v5 (HALO=1; NCHW in and out only)
 #else
 #include "fused_conv.cu"
 #endif
