@@ -33,12 +33,13 @@ __device__ __forceinline__ double ft_ref_softplus1(double x) {
 __device__ __forceinline__ double ft_ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 __device__ __forceinline__ double ft_ref_leaky_relu(double x, double slope) { return x > 0.0 ? x : x * slope; }
+// As reference/op_math.cpp: erfc and the sigmoid identity, which do not cancel for negative x.
 __device__ __forceinline__ double ft_ref_gelu(double x) {
-  return 0.5 * x * (1.0 + erf(x / 1.4142135623730951));  // std::numbers::sqrt2
+  return 0.5 * x * erfc(-x / 1.4142135623730951);  // std::numbers::sqrt2
 }
 __device__ __forceinline__ double ft_ref_gelu_tanh(double x) {
   const double k = sqrt(2.0 / 3.141592653589793);  // sqrt(2 / std::numbers::pi), correctly rounded
-  return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+  return x * ft_ref_sigmoid(2.0 * k * (x + 0.044715 * x * x * x));
 }
 __device__ __forceinline__ double ft_ref_silu(double x) { return x * ft_ref_sigmoid(x); }
 __device__ __forceinline__ double ft_ref_mish(double x) { return x * tanh(ft_ref_softplus1(x)); }

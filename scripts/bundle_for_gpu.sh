@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .gpu && mkdir -p .gpu/lib
-cp build/fusetune build/gpu_*_test .gpu/
+cp build/fusetune build/gpu_*_test build/op_throughput .gpu/
 for lib in libfmt.so.9 libsqlite3.so.0; do
   cp -L "/usr/lib/x86_64-linux-gnu/$lib" .gpu/lib/
 done

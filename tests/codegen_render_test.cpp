@@ -62,6 +62,16 @@ TEST(Operand, PerChannelOffsetsFollowTheChanLayout) {
   EXPECT_EQ(render_operand(scalar(2.0), with_bias), "2.0f");
 }
 
+// A scalar divisor becomes a product only when its reciprocal is a normal fp32 number.
+TEST(RenderOp, DivisionByAScalarIsAProductWhereExactEnough) {
+  const ChanLayout chan{8, true};
+  EXPECT_EQ(render_op_expr(op(OpKind::div, {scalar(3.0)}), "v", chan), "v * 0.333333343f");
+  EXPECT_EQ(render_op_expr(op(OpKind::div, {scalar(0.5)}), "v", chan), "v * 2.0f");
+  EXPECT_EQ(render_op_expr(op(OpKind::div, {scalar(0.0)}), "v", chan), "v / 0.0f");
+  EXPECT_EQ(render_op_expr(op(OpKind::div, {scalar(1e-39)}), "v", chan), "v / 1.00000022e-39f");  // 1/c overflows
+  EXPECT_EQ(render_op_expr(op(OpKind::div, {param(0)}), "v", chan), "v / chan[8 + k]");
+}
+
 // One op of each kind with the operands it takes, and a piece its rendering must contain.
 struct Case {
   spec::Op op;
@@ -75,7 +85,7 @@ std::vector<Case> every_kind() {
       {op(OpKind::sub, {param(0)}), "v - chan[8 + k]"},
       {op(OpKind::rsub, {scalar(1.0)}), "1.0f - v"},
       {op(OpKind::mul, {scalar(2.0)}), "v * 2.0f"},
-      {op(OpKind::div, {scalar(3.0)}), "v / 3.0f"},
+      {op(OpKind::div, {scalar(3.0)}), "v * 0.333333343f"},  // scalar division as a product with fp32(1/3)
       {op(OpKind::rdiv, {param(1)}), "chan[16 + k] / v"},
       {op(OpKind::min, {scalar(0.5)}), "ft_min(v, 0.5f)"},
       {op(OpKind::max, {scalar(-0.5)}), "ft_max(v, (-0.5f))"},
@@ -84,7 +94,7 @@ std::vector<Case> every_kind() {
       {op(OpKind::leaky_relu, {scalar(0.2)}), "ft_leaky_relu(v, 0.200000003f)"},
       {op(OpKind::gelu), "ft_gelu(v)"},
       {op(OpKind::gelu_tanh), "ft_gelu_tanh(v)"},
-      {op(OpKind::tanh), "tanhf(v)"},
+      {op(OpKind::tanh), "ft_tanh(v)"},
       {op(OpKind::sigmoid), "ft_sigmoid(v)"},
       {op(OpKind::silu), "ft_silu(v)"},
       {op(OpKind::mish), "ft_mish(v)"},
@@ -92,8 +102,8 @@ std::vector<Case> every_kind() {
       {op(OpKind::hardsigmoid), "ft_hardsigmoid(v)"},
       {op(OpKind::hardtanh, {scalar(-2.0), scalar(2.0)}), "ft_clamp(v, (-2.0f), 2.0f)"},
       {op(OpKind::softplus, {scalar(2.0), scalar(10.0)}), "ft_softplus(v, 2.0f, 10.0f)"},
-      {op(OpKind::exp), "expf(v)"},
-      {op(OpKind::log), "logf(v)"},
+      {op(OpKind::exp), "ft_exp(v)"},
+      {op(OpKind::log), "ft_log(v)"},
       {op(OpKind::abs), "fabsf(v)"},
       {op(OpKind::neg), "-v"},
       {op(OpKind::square), "v * v"},

@@ -16,6 +16,8 @@
 #include <random>
 #include <vector>
 
+#include "kernel_templates/ft_math.cuh"
+#include "reference/op_fp32.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/ops.hpp"
 #include "spec/problem.hpp"
@@ -56,61 +58,10 @@ inline float bf16_round(float x) {
   return std::bit_cast<float>(b);
 }
 
-// ---- ft_common.cuh's op math, on the host -----------------------------------------------------
 inline float nan_f() { return std::numeric_limits<float>::quiet_NaN(); }
-inline float ft_min(float a, float b) { return (a != a || b != b) ? nan_f() : std::fmin(a, b); }
-inline float ft_max(float a, float b) { return (a != a || b != b) ? nan_f() : std::fmax(a, b); }
-inline float ft_clamp(float v, float lo, float hi) { return ft_min(ft_max(v, lo), hi); }
-inline float ft_sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
-inline float ft_softplus1(float v) { return std::fmax(v, 0.0f) + std::log1p(std::exp(-std::fabs(v))); }
 
-// The operand as a kernel sees it: a scalar in fp32, or this channel's fp32 value.
-inline float operand_f(const spec::Op& op, size_t i, const float* chan_k) {
-  const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
-  if (!a) return 0.0f;
-  return a->per_channel ? chan_k[a->param_index] : float(a->value);
-}
-
-inline float op_fp32(const spec::Op& op, float v, const float* chan_k) {
-  const float a = operand_f(op, 0, chan_k), b = operand_f(op, 1, chan_k);
-  using spec::OpKind;
-  switch (op.kind) {
-    case OpKind::add: return v + a;
-    case OpKind::sub: return v - a;
-    case OpKind::rsub: return a - v;
-    case OpKind::mul: return v * a;
-    case OpKind::div: return v / a;
-    case OpKind::rdiv: return a / v;
-    case OpKind::min: return ft_min(v, a);
-    case OpKind::max: return ft_max(v, a);
-    case OpKind::clamp:
-    case OpKind::hardtanh: return ft_clamp(v, a, b);
-    case OpKind::relu: return ft_max(v, 0.0f);
-    case OpKind::leaky_relu: return v > 0.0f ? v : v * a;
-    case OpKind::gelu: return 0.5f * v * (1.0f + std::erf(v * 0.707106781186547524f));
-    case OpKind::gelu_tanh: {
-      const float inner = 0.797884560802865356f * (v + 0.044715f * v * v * v);
-      return 0.5f * v * (1.0f + std::tanh(inner));
-    }
-    case OpKind::tanh: return std::tanh(v);
-    case OpKind::sigmoid: return ft_sigmoid(v);
-    case OpKind::silu: return v * ft_sigmoid(v);
-    case OpKind::mish: return v * std::tanh(ft_softplus1(v));
-    case OpKind::hardswish: return v * ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
-    case OpKind::hardsigmoid: return ft_clamp(v + 3.0f, 0.0f, 6.0f) / 6.0f;
-    case OpKind::softplus: {
-      const float bx = a * v;
-      return bx > b ? v : ft_softplus1(bx) / a;
-    }
-    case OpKind::exp: return std::exp(v);
-    case OpKind::log: return std::log(v);
-    case OpKind::abs: return std::fabs(v);
-    case OpKind::neg: return -v;
-    case OpKind::square: return v * v;
-    case OpKind::sqrt: return std::sqrt(v);
-  }
-  return nan_f();
-}
+// The epilogue's ops as the generated kernels compute them (kernel_templates/ft_math.cuh on the host).
+inline float op_fp32(const spec::Op& op, float v, const float* chan_k) { return reference::apply_op_fp32(op, v, chan_k); }
 
 // The problem's fp32 output (NCHW) computed the way `how` says, from inputs `d`.
 inline std::vector<float> emulate(const spec::Problem& p, const reference::ProblemData& d, const Emulation& how) {

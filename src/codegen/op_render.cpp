@@ -6,7 +6,9 @@
 #include <optional>
 #include <string_view>
 
+#include "codegen/chain_simplify.hpp"
 #include "common/error.hpp"
+#include "reference/op_fp32.hpp"
 #include "spec/ops.hpp"
 
 namespace fusetune::codegen {
@@ -74,7 +76,15 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
     case OpKind::sub: return v + " - " + operand(op, 0, chan);
     case OpKind::rsub: return operand(op, 0, chan) + " - " + v;
     case OpKind::mul: return v + " * " + operand(op, 0, chan);
-    case OpKind::div: return v + " / " + operand(op, 0, chan);
+    case OpKind::div: {
+      // A scalar divisor as a product with its reciprocal (reference/op_fp32.hpp says when).
+      if (!op.args.empty() && !op.args[0].per_channel) {
+        if (const std::optional<float> r = reference::reciprocal_for_division(op.args[0].value)) {
+          return v + " * " + fp32_literal(double(*r));
+        }
+      }
+      return v + " / " + operand(op, 0, chan);
+    }
     case OpKind::rdiv: return operand(op, 0, chan) + " / " + v;
     case OpKind::min: return call("ft_min", v, operand(op, 0, chan));
     case OpKind::max: return call("ft_max", v, operand(op, 0, chan));
@@ -85,7 +95,7 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
     case OpKind::leaky_relu: return call("ft_leaky_relu", v, operand(op, 0, chan));
     case OpKind::gelu: return call("ft_gelu", v);
     case OpKind::gelu_tanh: return call("ft_gelu_tanh", v);
-    case OpKind::tanh: return call("tanhf", v);
+    case OpKind::tanh: return call("ft_tanh", v);
     case OpKind::sigmoid: return call("ft_sigmoid", v);
     case OpKind::silu: return call("ft_silu", v);
     case OpKind::mish: return call("ft_mish", v);
@@ -93,8 +103,8 @@ std::string render_op_expr(const spec::Op& op, const std::string& v, const ChanL
     case OpKind::hardsigmoid: return call("ft_hardsigmoid", v);
     case OpKind::softplus:
       return call("ft_softplus", v, operand(op, 0, chan), operand(op, 1, chan));
-    case OpKind::exp: return call("expf", v);
-    case OpKind::log: return call("logf", v);
+    case OpKind::exp: return call("ft_exp", v);
+    case OpKind::log: return call("ft_log", v);
     case OpKind::abs: return call("fabsf", v);
     case OpKind::neg: return "-" + v;  // v is a variable name, so no "--"
     case OpKind::square: return v + " * " + v;
@@ -123,7 +133,14 @@ std::string render_chain_function(const std::string& fn_name, const std::vector<
                                   const ChanLayout& chan) {
   std::string s = "__device__ __forceinline__ float " + fn_name +
                   "(float v, int k, const float* __restrict__ chan) {\n";
-  for (const auto& op : ops) s += "  v = " + render_op_expr(op, "v", chan) + ";  // " + op_text(op) + "\n";
+  // Rendered simplified (codegen/chain_simplify.hpp); the comment keeps the chain as written.
+  const std::vector<spec::Op> rendered = simplify_chain(ops);
+  if (rendered.size() != ops.size()) {
+    std::string written;
+    for (const auto& op : ops) written += (written.empty() ? "" : " | ") + op_text(op);
+    s += "  // simplified from: " + written + "\n";
+  }
+  for (const auto& op : rendered) s += "  v = " + render_op_expr(op, "v", chan) + ";  // " + op_text(op) + "\n";
   s += "  return v;\n}\n";
   return s;
 }

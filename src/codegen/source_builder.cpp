@@ -42,6 +42,9 @@ void SourceBuilder::code(const std::string& title, const std::string& text) {
 
 void SourceBuilder::template_file(const std::string& file_name) {
   if (std::find(files_.begin(), files_.end(), file_name) != files_.end()) return;
+  // ft_common.cuh's helpers call the op renderings of ft_math.cuh, a separate file so the host
+  // proof of those renderings can include it alone.
+  if (file_name == "ft_common.cuh") template_file("ft_math.cuh");
   files_.push_back(file_name);
   sections_.push_back(banner(file_name) + std::string(template_source(file_name)));
 }

@@ -74,10 +74,13 @@ double apply_op(const spec::Op& op, double x, const double* chan_k) {
     // clamp_min(x, 0): NaN stays NaN.
     case OpKind::relu: return nan_max(x, 0.0);
     case OpKind::leaky_relu: return x > 0.0 ? x : x * arg(op, 0, chan_k);
-    case OpKind::gelu: return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2));
+    // 0.5 x (1 + erf(x / sqrt 2)) written with erfc, which does not cancel for negative x (1 +
+    // erf does, even in float64, below x = -8).
+    case OpKind::gelu: return 0.5 * x * std::erfc(-x / std::numbers::sqrt2);
+    // 0.5 x (1 + tanh u) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation.
     case OpKind::gelu_tanh: {
       const double k = std::sqrt(2.0 / std::numbers::pi);
-      return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+      return x * sigmoid(2.0 * k * (x + 0.044715 * x * x * x));
     }
     case OpKind::tanh: return std::tanh(x);
     case OpKind::sigmoid: return sigmoid(x);

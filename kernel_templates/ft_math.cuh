@@ -1,0 +1,199 @@
+// fusetune: the fp32 renderings of the epilogue's ops, written once for the device (NVRTC pastes
+// this file in front of ft_common.cuh in every generated kernel) and for the host (the GPU-free
+// proof, tests/op_math_fp32_test.cpp, includes it), so the CPU sweeps the same code the GPU runs.
+// docs/op-math.md gives each rendering's derivation and its measured error.
+//
+// Why these forms: an epilogue pass should cost what moving its bytes costs. On the H200 that
+// leaves about 60 fp32 instructions per element, and CUDA's accurate libm spends 30 on erff,
+// 33 on log1pf and 13 on an IEEE division, so `mish | mish` rendered as x·tanh(softplus x)
+// (three libm calls each) ran at half the copy bandwidth. The forms below use one expf per op
+// (10 instructions, 2 ulp), a reciprocal from rcp.approx refined by one Newton step (3
+// instructions, no special cases: every denominator here is in [1, 2^58]) and short polynomials,
+// branch-free.
+//
+// The device and the host differ only in the primitives below: expf, tanhf, erff, logf (CUDA's,
+// max error 2 / 2 / 2 / 1 ulp by the CUDA Math API documentation, against glibc's on the host) and
+// rcp.approx.ftz (1 ulp by the PTX ISA, against a correctly rounded 1/d). The host proof runs
+// every rendering with its primitives pushed to each end of their documented error
+// (ft_host_primitive_bias), so what it proves holds for the device's primitives too; the GPU test
+// (tests/gpu_op_math_test.cpp) measures the device's code itself.
+#ifndef FT_MATH_CUH
+#define FT_MATH_CUH
+
+// Under NVRTC or nvcc the renderings are device functions (nvcc's host pass then skips them);
+// a host C++ compiler gets the host twins of the primitives.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FT_MATH_DEVICE 1
+#define FT_MATH_HD __device__ __forceinline__
+#else
+#define FT_MATH_DEVICE 0
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#define FT_MATH_HD inline
+#endif
+
+#if !FT_MATH_DEVICE
+// Host only: -1, 0 or +1. Each primitive's result moves by its documented maximum error in that
+// direction, so the host proof covers the device's primitives, whatever their exact bits.
+inline thread_local int ft_host_primitive_bias = 0;
+
+// r moved by `ulps` units in the last place, towards +inf for bias +1 (finite, non-zero r only).
+inline float ft_host_perturb(float r, int ulps) {
+  if (ft_host_primitive_bias == 0 || !std::isfinite(r) || r == 0.0f) return r;
+  int32_t bits;
+  std::memcpy(&bits, &r, sizeof bits);
+  const int32_t step = (r > 0.0f ? 1 : -1) * ft_host_primitive_bias * ulps;
+  const int32_t mag = (bits & 0x7fffffff) + step;
+  if (mag <= 0) return 0.0f * r;
+  bits = (bits & int32_t(0x80000000)) | (mag >= 0x7f800000 ? 0x7f800000 : mag);
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
+// For tanh and erf: saturated results (exactly +-1, as CUDA's tanhf and erff return past
+// |x| = 9.01 and 3.92) stay, and a moved result stays inside [-1, 1], as theirs do.
+inline float ft_host_perturb_unit(float r, int ulps) {
+  if (r == 1.0f || r == -1.0f || r != r) return r;
+  const float p = ft_host_perturb(r, ulps);
+  return p > 1.0f ? 1.0f : (p < -1.0f ? -1.0f : p);
+}
+#endif
+
+// ---- primitives --------------------------------------------------------------------------------
+FT_MATH_HD float ft_p_expf(float x) {
+#if FT_MATH_DEVICE
+  return expf(x);
+#else
+  return ft_host_perturb(std::exp(x), 2);
+#endif
+}
+FT_MATH_HD float ft_p_tanhf(float x) {
+#if FT_MATH_DEVICE
+  return tanhf(x);
+#else
+  return ft_host_perturb_unit(std::tanh(x), 2);
+#endif
+}
+FT_MATH_HD float ft_p_erff(float x) {
+#if FT_MATH_DEVICE
+  return erff(x);
+#else
+  return ft_host_perturb_unit(std::erf(x), 2);
+#endif
+}
+FT_MATH_HD float ft_p_logf(float x) {
+#if FT_MATH_DEVICE
+  return logf(x);
+#else
+  return ft_host_perturb(std::log(x), 1);
+#endif
+}
+
+// 1/d for a normal, positive, finite d (the callers' denominators lie in [1, 2^58]): rcp.approx
+// (1 ulp) and one Newton step, which lands within about half an ulp of 1/d.
+FT_MATH_HD float ft_rcp_pos(float d) {
+#if FT_MATH_DEVICE
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d));
+  const float e = fmaf(-d, y, 1.0f);
+  return fmaf(y, e, y);
+#else
+  const float y = ft_host_perturb(1.0f / d, 1);
+  const float e = std::fma(-d, y, 1.0f);
+  return std::fma(y, e, y);
+#endif
+}
+
+// NaN-propagating min/max (torch.minimum/maximum, clamp): one instruction on sm_80+, where
+// fminf/fmaxf would drop a NaN.
+FT_MATH_HD float ft_min(float a, float b) {
+#if FT_MATH_DEVICE && __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? a + b : (b < a ? b : a);
+#endif
+}
+FT_MATH_HD float ft_max(float a, float b) {
+#if FT_MATH_DEVICE && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return (a != a || b != b) ? a + b : (b > a ? b : a);
+#endif
+}
+
+FT_MATH_HD float ft_fma(float a, float b, float c) {
+#if FT_MATH_DEVICE
+  return fmaf(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// ---- ops -----------------------------------------------------------------------------------------
+// torch.clamp(x, lo, hi) = min(max(x, lo), hi), so lo > hi gives hi.
+FT_MATH_HD float ft_clamp(float v, float lo, float hi) { return ft_min(ft_max(v, lo), hi); }
+FT_MATH_HD float ft_relu(float v) { return ft_max(v, 0.0f); }
+FT_MATH_HD float ft_leaky_relu(float v, float slope) { return v > 0.0f ? v : v * slope; }
+
+// 1 / (1 + e^-|x|), and e^-|x| times it for x < 0: e^x / (1 + e^x) keeps full relative accuracy
+// where sigmoid is tiny (1 / (1 + e^-x) would lose it to e^-x's overflow below x = -88).
+FT_MATH_HD float ft_sigmoid(float v) {
+  const float e = ft_p_expf(-fabsf(v));
+  const float y = ft_rcp_pos(1.0f + e);
+  return v >= 0.0f ? y : e * y;
+}
+FT_MATH_HD float ft_silu(float v) { return v * ft_sigmoid(v); }
+
+// tanh(softplus x) = n / (n + 2) with n = e^x (e^x + 2), exactly; past x = 20 the quotient is 1
+// in fp32, so x is clamped there and e^x never overflows. One expf instead of expf, log1pf and
+// tanhf.
+FT_MATH_HD float ft_mish(float v) {
+  const float e = ft_p_expf(ft_min(v, 20.0f));
+  const float n = ft_fma(e, e, e + e);
+  return v * (n * ft_rcp_pos(n + 2.0f));
+}
+
+// log(1 + z) for z in [0, 1]: 2 atanh(s) with s = z / (2 + z) in [0, 1/3], as 2s + s^3 P(s^2);
+// P is a degree-3 fit of (2 atanh(s) - 2s) / s^3 on s^2 in [0, 1/9] (relative error of the
+// result below 2^-26 with these fp32 coefficients, docs/op-math.md), so the error is the
+// quotient's and the roundings', about 3 ulp.
+FT_MATH_HD float ft_log1p_unit(float z) {
+  const float s = z * ft_rcp_pos(z + 2.0f);
+  const float s2 = s * s;
+  float p = 0.27701297402381897f;
+  p = ft_fma(p, s2, 0.2805377244949341f);
+  p = ft_fma(p, s2, 0.4001940190792084f);
+  p = ft_fma(p, s2, 0.666664183139801f);
+  return ft_fma(s * s2, p, s + s);
+}
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exactly x for large x.
+FT_MATH_HD float ft_softplus1(float v) { return fmaxf(v, 0.0f) + ft_log1p_unit(ft_p_expf(-fabsf(v))); }
+// torch.nn.functional.softplus: exactly x where beta * x > threshold.
+FT_MATH_HD float ft_softplus(float v, float beta, float threshold) {
+  const float bx = beta * v;
+  return bx > threshold ? v : ft_softplus1(bx) / beta;
+}
+
+// erf form: 0.5 x (1 + erf(x / sqrt 2)).
+FT_MATH_HD float ft_gelu(float v) { return 0.5f * v * (1.0f + ft_p_erff(v * 0.707106781186547524f)); }
+// 0.5 (1 + tanh u) = sigmoid(2u): the tanh form as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)),
+// which stays accurate for negative x where 1 + tanh u cancels.
+FT_MATH_HD float ft_gelu_tanh(float v) {
+  const float inner = 1.59576912160573071f * ft_fma(0.044715f * v, v * v, v);
+  return v * ft_sigmoid(inner);
+}
+FT_MATH_HD float ft_tanh(float v) { return ft_p_tanhf(v); }
+FT_MATH_HD float ft_exp(float v) { return ft_p_expf(v); }
+FT_MATH_HD float ft_log(float v) { return ft_p_logf(v); }
+
+// x (clamp(x + 3, 0, 6) / 6), the division as a product with 1/6 (no FCHK path), the factor in
+// [0, 1] first so x never overflows on the way.
+FT_MATH_HD float ft_hardswish(float v) { return v * (ft_clamp(v + 3.0f, 0.0f, 6.0f) * 0.16666667163372040f); }
+FT_MATH_HD float ft_hardsigmoid(float v) { return ft_clamp(v + 3.0f, 0.0f, 6.0f) * 0.16666667163372040f; }
+
+#endif  // FT_MATH_CUH
