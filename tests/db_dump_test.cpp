@@ -1,8 +1,12 @@
 // Moving records between machines: dump, import, merge, verify.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <limits>
+#include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/error.hpp"
 #include "db/connection.hpp"
@@ -293,6 +297,47 @@ TEST_F(DbDump, MergeAddsTheirRecordsKeepsOursAndLeavesTheirFileAlone) {
   const std::string once = ours.dump();
   ours.merge_from(their_path.string());
   EXPECT_EQ(ours.dump(), once) << "merging twice adds nothing";
+}
+
+TEST_F(DbDump, MergeGivesTheSameDatabaseInAnyOrder) {
+  // Two shards of a sweep wrote the same records at the same millisecond with other figures (and
+  // saw the environment at different times): which file is merged first must not matter. Equal
+  // times fall to a fixed key: a verified result before a failed one, then the faster; the
+  // faster winner, then the name; an environment keeps the time it was first seen.
+  const std::string at = "2026-06-01T00:00:00.000Z";
+  const auto shard = [&](const std::string& name, double ms, bool failed, const std::string& winner_name) {
+    auto db = fresh(name);
+    auto r = result("v1", ms);
+    r.created_at = at;
+    if (failed) r.status = "wrong_result";
+    auto other = result("v2", ms * 2);
+    other.created_at = at;
+    db.write_results(h200(), {r, other});
+    auto w = testing::winner(h200(), winner_name, ms);
+    w.created_at = at;
+    db.write_winner(w);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the environments' times differ
+  };
+  shard("a.db", 1.0, false, "zeta");
+  shard("b.db", 0.9, true, "alpha");
+  shard("c.db", 1.1, false, "alpha");
+  const std::vector<std::string> files = {(dir_.path() / "a.db").string(), (dir_.path() / "b.db").string(),
+                                          (dir_.path() / "c.db").string()};
+  auto forward = fresh("forward.db");
+  forward.merge_from(files);
+  auto backward = fresh("backward.db");
+  for (auto it = files.rbegin(); it != files.rend(); ++it) backward.merge_from(*it);
+  EXPECT_EQ(forward.dump(), backward.dump());
+
+  std::map<std::string, std::pair<std::string, double>> got;
+  for (const auto& r : forward.results(kKey, "", std::nullopt)) got[r.variant_name] = {r.status, r.time_median_ms};
+  EXPECT_EQ(got["v1"], std::make_pair(std::string("ok"), 1.0))
+      << "a verified record before a failed one (though faster), then the faster";
+  EXPECT_EQ(forward.winner(kKey, "tf32", h200().fingerprint())->variant_name, "alpha") << "the faster winner";
+  // Merging them all again adds nothing, whatever the order.
+  const std::string once = forward.dump();
+  forward.merge_from(std::vector<std::string>(files.rbegin(), files.rend()));
+  EXPECT_EQ(forward.dump(), once);
 }
 
 TEST_F(DbDump, MergeRefusesWhatIsNotASoundFusetuneDatabase) {

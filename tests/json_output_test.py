@@ -89,6 +89,14 @@ def main():
         doc = json.load(open(tune_json))
         valid(doc, "tune", "tune --json FILE")
         check(doc["stored"] is False and len(doc["results"]) > 0, "tune: results of this run, stored false")
+        check(doc["shard"] is None, "tune: a whole run has shard null")
+        check(doc["tie"] is None or doc["tie"]["with"] == doc["runner_up"], "tune: a tie names the runner-up")
+        # One shard of the problem's variants: its share's best, the shard named.
+        sharded = dict(env, FUSETUNE_DB=os.path.join(tmp, "shard.db"))
+        doc = stdout_json([ft, "tune", SPEC, "-q", "--shard", "1/2", "--json", "-"], sharded, "tune",
+                          "tune --shard 1/2 --json -")
+        if doc:
+            check(doc["shard"] == {"index": 1, "count": 2}, "tune --shard: the shard in the document")
         check(all(r["time_ms"] is None for r in doc["results"] if r["status"] != "ok"),
               "tune: every result that did not run has time_ms null")
         # Planted wrong results carry infinite error figures: null in JSON, empty in CSV.

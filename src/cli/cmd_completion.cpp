@@ -22,7 +22,7 @@ namespace {
 
 // Options whose value is a path, by long name.
 const std::set<std::string>& path_options() {
-  static const std::set<std::string> names{"--db", "--json", "--csv", "--output", "--junit"};
+  static const std::set<std::string> names{"--db", "--json", "--csv", "--output", "--junit", "--spec-file"};
   return names;
 }
 

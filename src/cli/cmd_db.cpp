@@ -26,8 +26,8 @@ void register_db(CLI::App& app, DbArgs& args) {
   dump->add_option("-o,--output", args.file, "file to write (default: stdout)");
   auto* import = cmd->add_subcommand("import", "add the records of a dump");
   import->add_option("file", args.file, "a file written by `db dump`")->required();
-  auto* merge = cmd->add_subcommand("merge", "add the records of another database (newer records win)");
-  merge->add_option("other", args.file, "another fusetune database")->required();
+  auto* merge = cmd->add_subcommand("merge", "add the records of other databases, e.g. a sweep's shards (newer records win)");
+  merge->add_option("other", args.others, "other fusetune databases (read only, never changed)")->required();
   for (auto* sub : {import, merge})
     sub->add_flag("--trust", args.trust,
                   "keep winners whose generated code this fusetune cannot trace to itself (README: \"Untrusted "
@@ -62,14 +62,15 @@ int run_db(const DbArgs& args) {
     return 0;
   }
   if (action == "merge") {
-    if (!std::filesystem::exists(args.file)) throw InputError(fmt::format("database to merge {}: no such file", args.file));
-    {
-      const auto other = db::Database::open(args.file, db::OpenOptions{.load_shipped = false, .read_only = true});
-      if (std::string why = trust::check_records(other, !args.trust); !why.empty())
-        throw InputError(fmt::format("database to merge {}: refused: {}", args.file, why));
+    // Every file checked before any is merged: a refused one leaves the database as it was.
+    for (const auto& other : args.others) {
+      if (!std::filesystem::exists(other)) throw InputError(fmt::format("database to merge {}: no such file", other));
+      const auto db = db::Database::open(other, db::OpenOptions{.load_shipped = false, .read_only = true});
+      if (std::string why = trust::check_records(db, !args.trust); !why.empty())
+        throw InputError(fmt::format("database to merge {}: refused: {}", other, why));
     }
-    database.merge_from(args.file);
-    fmt::print("merged {} into {}\n", args.file, path);
+    database.merge_from(args.others);
+    for (const auto& other : args.others) fmt::print("merged {} into {}\n", other, path);
     return 0;
   }
   auto report = database.verify();

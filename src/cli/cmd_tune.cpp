@@ -1,5 +1,6 @@
 // `fusetune tune`: find the fastest verified implementation of a problem on this GPU.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -11,7 +12,9 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/format.hpp"
+#include "cli/input_file.hpp"
 #include "cli/progress.hpp"
+#include "cli/text_fit.hpp"
 #include "cli/tune_table.hpp"
 #include "cli/validators.hpp"
 #include "codegen/variant_json.hpp"
@@ -22,10 +25,12 @@
 #include "gpu/driver_api.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
+#include "spec/spec_list.hpp"
 #include "trust/record_check.hpp"
 #include "tune/compile_cache.hpp"
 #include "tune/db_bridge.hpp"
 #include "tune/report_json.hpp"
+#include "tune/shard.hpp"
 #include "tune/tuner.hpp"
 
 namespace fusetune::cli {
@@ -55,6 +60,11 @@ std::string results_csv(const tune::TuneReport& rep) {
 void register_tune(CLI::App& app, TuneArgs& args) {
   auto* cmd = app.add_subcommand("tune", "verify and time every candidate on the GPU; report the fastest");
   add_problem_args(cmd, args.problem);
+  cmd->add_option("--spec-file", args.spec_file,
+                  "tune every problem of FILE: one spec or preset name a line, # comments (README: \"Sweeps\")");
+  cmd->add_option("--shard", args.shard,
+                  "I/N: this process's share (0 <= I < N): of --spec-file's problems, else of the problem's variants")
+      ->check(shard_spec());
   cmd->add_option("--math", args.math, "tf32 (default, PyTorch's cuDNN default) | fp32 (strict IEEE products)")
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
@@ -81,23 +91,16 @@ void register_tune(CLI::App& app, TuneArgs& args) {
       ->capture_default_str();
 }
 
-int run_tune(const TuneArgs& args) {
-  // The table is for people: on stderr when a document takes stdout (tune runs long, so it is
-  // still shown), on stdout otherwise.
-  std::FILE* human = args.out.human_on_stdout() ? stdout : stderr;
-  const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
-  // Input first, then the database (a bad file is exit 2), then the GPU (exit 3).
-  const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
-  check_output_args(args.out, db_path);
-  db::Database database = db::Database::open(db_path);
+namespace {
+
+// One problem's tune, from the database's answer to the table (and, for a single problem, the
+// --json/--csv documents). The exit code: 0 with a winner (stored or found), 1 without.
+int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& database, const std::string& db_path,
+             const tune::Shard& variant_shard, bool documents, std::FILE* human) {
+  tune::TuneOptions opt;
   // TEST-ONLY: a worker that speaks the protocol without a GPU (tests/fake_worker.cpp), so this
   // command's own outputs (table, --json, database writes) are tested on machines without one.
-  const char* test_worker = std::getenv("FUSETUNE_TEST_WORKER");
-  std::string why;
-  if (test_worker == nullptr && !gpu::driver_available(&why)) throw NoGpuError(why);
-
-  tune::TuneOptions opt;
-  if (test_worker != nullptr) opt.worker_exe = test_worker;
+  if (const char* test_worker = std::getenv("FUSETUNE_TEST_WORKER")) opt.worker_exe = test_worker;
   opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
@@ -105,6 +108,7 @@ int run_tune(const TuneArgs& args) {
   opt.variant_timeout_s = args.timeout_s;
   opt.strategy = args.strategy;
   opt.budget = args.budget;
+  opt.shard = variant_shard;
   if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
   Progress progress("tune", 0, args.quiet ? ProgressMode::quiet : ProgressMode::automatic);
   std::string last_phase;
@@ -118,7 +122,8 @@ int run_tune(const TuneArgs& args) {
 
   // The database decides, once the device is known: a stored winner for this exact
   // environment answers at once; results from the same GPU under other driver/NVRTC/cuDNN
-  // versions narrow the run to their top-k.
+  // versions, or this environment's results without a winner (merged shards of its variants),
+  // narrow the run to their top-k.
   db::Environment env;
   std::optional<db::WinnerRecord> stored;
   std::string narrowed;
@@ -132,11 +137,18 @@ int run_tune(const TuneArgs& args) {
         d.stop = true;
         return d;
       }
-      for (const auto& r : database.top_results(key, args.math, env.hardware_fingerprint(), args.top_k))
-        d.only.insert(r.variant_name);
+      // A shard measures its whole share: the top-k of what is stored is the final step's job.
+      if (!variant_shard.whole()) return d;
+      const auto top = database.top_results(key, args.math, env.hardware_fingerprint(), args.top_k);
+      for (const auto& r : top) d.only.insert(r.variant_name);
       if (!d.only.empty())
-        narrowed = fmt::format("same GPU under other driver/NVRTC/cuDNN versions: re-verifying and re-timing its top {}",
-                               d.only.size());
+        narrowed = top.front().env_fingerprint == env.fingerprint()
+                       ? fmt::format("results of this GPU and software stored without a winner (merged shards, or an "
+                                     "interrupted run): re-verifying and re-timing their top {}",
+                                     d.only.size())
+                       : fmt::format("same GPU under other driver/NVRTC/cuDNN versions: re-verifying and re-timing "
+                                     "its top {}",
+                                     d.only.size());
     }
     return d;
   };
@@ -147,7 +159,7 @@ int run_tune(const TuneArgs& args) {
   };
 
   const auto rep = tune::run_tune(problem, opt);
-  nlohmann::json doc = json_document("tune", args.out);
+  nlohmann::json doc = documents ? json_document("tune", args.out) : nlohmann::json();
   if (rep.stopped) {
     const auto& w = *stored;
     fmt::print(human,
@@ -158,6 +170,7 @@ int run_tune(const TuneArgs& args) {
                text::printable(w.created_at), w.shipped ? ", shipped" : "", text::printable(w.variant_name),
                text::printable(w.candidate), w.time_median_ms, w.speedup_vs_unfused(), w.unfused_median_ms,
                w.speedup_vs_cudnn(), w.cudnn_median_ms);
+    if (!documents) return int(ExitCode::ok);
     // The stored winner, nothing re-measured: `results` is empty and `stored` true.
     doc.update({{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"stored", true},
                 {"results", nlohmann::json::array()},
@@ -173,12 +186,90 @@ int run_tune(const TuneArgs& args) {
   TuneTableOptions table;
   table.all = args.all;
   fmt::print(human, "{}", tune_table(rep, table));
-  if (rep.winner) database.write_winner(tune::winner_record(rep, env));
+  // A shard's best is the best of its share only: storing it as the problem's winner would make
+  // the merge pick whichever shard finished last. The shards' results are merged, and a final
+  // `tune` on one GPU re-times their top-k together and stores the winner.
+  if (rep.winner && variant_shard.whole()) database.write_winner(tune::winner_record(rep, env));
+  if (!variant_shard.whole())
+    fmt::print(human, "{}",
+               labelled_lines(fmt::format("shard    {} of the variants: no winner stored. After `fusetune db merge`, "
+                                          "`fusetune tune` of this problem on the merged database re-times the "
+                                          "shards' top {} (--top-k) on one GPU and stores the winner",
+                                          variant_shard.text(), args.top_k),
+                              TuneTableOptions{}.width));
   fmt::print(human, "database {}\n", db_path);
-  doc.update(tune::report_to_json(rep));
-  doc["stored"] = false;
-  write_outputs(args.out, doc, results_csv(rep));
+  if (documents) {
+    doc.update(tune::report_to_json(rep));
+    doc["stored"] = false;
+    write_outputs(args.out, doc, results_csv(rep));
+  }
   return rep.winner ? int(ExitCode::ok) : int(ExitCode::failure);
+}
+
+}  // namespace
+
+int run_tune(const TuneArgs& args) {
+  // The table is for people: on stderr when a document takes stdout (tune runs long, so it is
+  // still shown), on stdout otherwise.
+  std::FILE* human = args.out.human_on_stdout() ? stdout : stderr;
+  // Input first (the whole list of a sweep), then the database (a bad file is exit 2), then the
+  // GPU (exit 3): a mistake on line 40 of a sweep is found before the GPU is touched.
+  std::optional<tune::Shard> shard;
+  if (args.shard) shard = tune::parse_shard(*args.shard);  // checked while parsing the command line
+  std::vector<spec::ListedProblem> list;
+  if (args.spec_file) {
+    if (args.problem.spec || args.problem.preset)
+      throw InputError("give a SPEC, --preset NAME or --spec-file FILE, not two of them");
+    // A document describes one problem's run; a sweep's results are in the database.
+    if (args.out.json || args.out.csv)
+      throw InputError("--json and --csv describe one problem: a sweep's results are in the database "
+                       "(fusetune query --json)");
+    list = spec::parse_spec_list(read_input_file(*args.spec_file, "the spec file"), *args.spec_file);
+  } else {
+    list.push_back({0, spec::resolve_problem(args.problem.spec, args.problem.preset), 0});
+  }
+  // A sweep: this shard's problems, in file order; a problem listed twice is tuned once.
+  std::vector<const spec::ListedProblem*> mine;
+  size_t position = 0, unique = 0;
+  for (const auto& p : list) {
+    if (p.duplicate_of > 0) {
+      fmt::print(stderr, "fusetune: note: {}:{}: the problem of line {} again: tuned once\n",
+                 text::printable(*args.spec_file), p.line, p.duplicate_of);
+      continue;
+    }
+    ++unique;
+    if (!args.spec_file || !shard || shard->holds_position(position)) mine.push_back(&p);
+    ++position;
+  }
+  const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
+  check_output_args(args.out, db_path);
+  // Opened (created) even for a shard with nothing to do: the merge expects every shard's file.
+  db::Database database = db::Database::open(db_path);
+  std::string why;
+  if (!mine.empty() && std::getenv("FUSETUNE_TEST_WORKER") == nullptr && !gpu::driver_available(&why))
+    throw NoGpuError(why);
+
+  if (!args.spec_file) {
+    return tune_one(list.front().problem, args, database, db_path, shard.value_or(tune::Shard{}), true, human);
+  }
+
+  const std::string share = shard ? fmt::format("shard {}: ", shard->text()) : std::string();
+  fmt::print(human, "sweep    {}{} of the {} problems of {}\n", share, mine.size(), unique,
+             text::printable(*args.spec_file));
+  int code = int(ExitCode::ok);
+  std::vector<std::string> failed;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    fmt::print(human, "\n[{}/{}] {}:{}\n", k + 1, mine.size(), text::printable(*args.spec_file), mine[k]->line);
+    std::fflush(human);
+    // A problem without a verified winner is that problem's result: the sweep goes on.
+    if (tune_one(mine[k]->problem, args, database, db_path, tune::Shard{}, false, human) != int(ExitCode::ok)) {
+      code = int(ExitCode::failure);
+      failed.push_back(fmt::format("line {}", mine[k]->line));
+    }
+  }
+  fmt::print(human, "\nsweep    {}{} problem{} tuned, {} without a verified winner{}{}\n", share, mine.size(),
+             mine.size() == 1 ? "" : "s", failed.size(), failed.empty() ? "" : ": ", fmt::join(failed, ", "));
+  return code;
 }
 
 }  // namespace fusetune::cli

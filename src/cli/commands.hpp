@@ -32,6 +32,8 @@ int run_compile(const CompileArgs& args);
 
 struct TuneArgs {
   ProblemArgs problem;
+  std::optional<std::string> spec_file;  // a sweep: one problem a line
+  std::optional<std::string> shard;      // "I/N", checked by shard_spec() while parsing
   std::string math = "tf32";
   std::string strategy = "exhaustive";
   int budget = 0;
@@ -82,6 +84,7 @@ int run_export(const ExportArgs& args);
 struct DbArgs {
   std::string db;
   std::string file;
+  std::vector<std::string> others;  // merge: the databases to merge in
   std::function<std::string()> action;  // which of dump|import|merge|verify was given
   bool trust = false;  // import/merge winners whose code cannot be traced to this fusetune
 };

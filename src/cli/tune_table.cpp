@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "cli/table.hpp"
 #include "cli/text_fit.hpp"
 #include "common/terminal_text.hpp"
+#include "tune/tie_break.hpp"
 
 namespace fusetune::cli {
 
@@ -27,14 +29,6 @@ std::string round_short(const tune::VariantResult& r) {
     case tune::TimeRound::confirmation: return "conf";
   }
   return "-";
-}
-
-// Whether r's median is within the noise of the winner's: the larger of the two interquartile
-// spreads, at least 1%.
-bool within_noise(const tune::VariantResult& r, const tune::VariantResult& w) {
-  if (!r.timed || !w.timed || w.time.median_ms <= 0) return false;
-  const double noise = std::max({r.time.spread, w.time.spread, 0.01});
-  return std::abs(r.time.median_ms - w.time.median_ms) <= noise * w.time.median_ms;
 }
 
 }  // namespace
@@ -92,7 +86,10 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
     if (rep.winner == a || rep.winner == b) return rep.winner == a && rep.winner != b;
     return rep.results[a].time.median_ms < rep.results[b].time.median_ms;
   });
-  const size_t shown = opt.all ? solutions.size() : std::min(solutions.size(), opt.top);
+  // A tie takes one line above the winner's: one row fewer keeps the table on a screen.
+  const bool tied = rep.tie.tie && rep.winner && rep.runner_up;
+  const size_t top = tied && opt.top > 1 ? opt.top - 1 : opt.top;
+  const size_t shown = opt.all ? solutions.size() : std::min(solutions.size(), top);
   rows.insert(rows.end(), solutions.begin(), solutions.begin() + std::ptrdiff_t(shown));
   if (opt.all) rows.insert(rows.end(), failures.begin(), failures.end());
 
@@ -119,7 +116,7 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
     std::string params;
     for (const auto& [n, v] : r.variant.params)
       if (values[n].size() > 1) params += fmt::format("{}{}", params.empty() ? "" : " ", param_display(n, v));
-    const char* mark = rep.winner == i ? "*" : (w && r.variant.role() != Role::floor && within_noise(r, *w)) ? "~" : "";
+    const char* mark = rep.winner == i ? "*" : (w && r.variant.role() != Role::floor && tune::within_noise(r, *w)) ? "~" : "";
     std::string name = r.variant.name;
     if (r.variant.role() == Role::floor) name.append(" (floor)");
     if (r.variant.role() == Role::baseline) name.append(" (baseline)");
@@ -152,10 +149,20 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
                         rep.results[i].reason));
     for (const auto& n : rep.notes) lines("note: " + n);
   }
+  if (w && tied) {
+    // Just above the winner's line, which stays the last: the runner-up it could not be told from.
+    lines(fmt::format("tie      with {} ({:.3f} ms, {:.1f}% apart within {:.1f}% noise): the one with {} wins",
+                      rep.results[*rep.runner_up].variant.name, rep.results[*rep.runner_up].time.median_ms,
+                      100 * std::abs(rep.tie.gap), 100 * rep.tie.noise,
+                      rep.tie.by == "registers" ? "fewer registers" : "the first name"));
+  }
   if (w) {
     const auto round = w->time.round == tune::TimeRound::confirmation ? std::string("confirmed")
                                                                       : std::string(tune::time_round_name(w->time.round));
-    std::string s = fmt::format("winner   {}  {:.3f} ms ({})", w->variant.name, w->time.median_ms, round);
+    // A shard's best is only its share's: the problem's winner is chosen after the merge.
+    std::string s = fmt::format("{}{}  {:.3f} ms ({})",
+                                rep.shard.whole() ? "winner   " : fmt::format("best of shard {}: ", rep.shard.text()),
+                                w->variant.name, w->time.median_ms, round);
     if (rep.unfused)
       s += fmt::format("  {:.2f}x vs unfused {:.3f} ms", tune::speedup(rep, *rep.unfused, *rep.winner),
                        rep.results[*rep.unfused].time.median_ms);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/terminal_text.hpp"
+#include "tune/shard.hpp"
 
 namespace fusetune::cli {
 
@@ -30,6 +31,16 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
         return {};
       },
       range, "integer_in");
+}
+
+CLI::Validator shard_spec() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (tune::parse_shard(value)) return {};
+        return fmt::format("must be I/N with 0 <= I < N <= {} (shards count from 0), got {}", tune::kMaxShards,
+                           shown_value(value));
+      },
+      "I/N", "shard_spec");
 }
 
 CLI::Validator seconds_up_to(double max) {

@@ -20,6 +20,9 @@ inline constexpr double kMaxTimeoutS = 86400;      // one variant's run: a day
 // A decimal integer in [lo, hi] (an optional '-', then digits; nothing else).
 [[nodiscard]] CLI::Validator integer_in(int64_t lo, int64_t hi);
 
+// "I/N" with 0 <= I < N <= tune::kMaxShards (tune/shard.hpp).
+[[nodiscard]] CLI::Validator shard_spec();
+
 // A finite decimal number of seconds in (0, max].
 [[nodiscard]] CLI::Validator seconds_up_to(double max);
 

@@ -317,24 +317,36 @@ void Database::import_dump(std::string_view text) {
   txn.commit();
 }
 
-void Database::merge_from(const std::string& other_path) {
-  const std::string role = "database to merge";
-  if (!fs::exists(other_path)) throw InputError(fmt::format("{} {}: no such file", role, other_path));
-  const FileCheck check = check_database_file(other_path, role);
-  if (check.fresh) return;  // an empty file: nothing to add
+void Database::merge_from(const std::string& other_path) { merge_from(std::vector<std::string>{other_path}); }
 
-  // A private in-memory copy, so the other file is only ever read, even when its schema is
-  // older and needs migrating first.
-  const Connection mem = snapshot_in_memory(open_for_reading(other_path, kSchemaVersion), check.version);
-  if (const VerifyReport report = verify_database(mem); !report.ok) {
-    throw InputError(fmt::format("{} {}: fails verification: {}{}", role, other_path, report.problems.front(),
-                                 report.problems.size() > 1
-                                     ? fmt::format(" (and {} more problems)", report.problems.size() - 1)
-                                     : std::string()));
+void Database::merge_from(const std::vector<std::string>& other_paths) {
+  const std::string role = "database to merge";
+  // Every file read and checked before anything is written: one bad shard of a sweep leaves
+  // this database as it was.
+  std::vector<std::string> texts;
+  for (const std::string& other_path : other_paths) {
+    if (!fs::exists(other_path)) throw InputError(fmt::format("{} {}: no such file", role, other_path));
+    std::error_code ec;
+    if (path_ != ":memory:" && fs::equivalent(other_path, path_, ec))
+      throw InputError(fmt::format("{} {}: it is the database itself", role, other_path));
+    const FileCheck check = check_database_file(other_path, role);
+    if (check.fresh) continue;  // an empty file: nothing to add
+
+    // A private in-memory copy, so the other file is only ever read, even when its schema is
+    // older and needs migrating first.
+    const Connection mem = snapshot_in_memory(open_for_reading(other_path, kSchemaVersion), check.version);
+    if (const VerifyReport report = verify_database(mem); !report.ok) {
+      throw InputError(fmt::format("{} {}: fails verification: {}{}", role, other_path, report.problems.front(),
+                                   report.problems.size() > 1
+                                       ? fmt::format(" (and {} more problems)", report.problems.size() - 1)
+                                       : std::string()));
+    }
+    texts.push_back(dump_database(mem));
   }
-  const std::string text = dump_database(mem);
+  // One transaction for all of them. The conflict rules (dump.cpp: table_rules) do not depend on
+  // the order the files come in, so merging shards in any order gives the same database.
   Transaction txn(conn_);
-  db::import_dump(conn_, text);
+  for (const auto& text : texts) db::import_dump(conn_, text);
   txn.commit();
 }
 

@@ -79,10 +79,14 @@ class Database {
   [[nodiscard]] std::string dump() const;
   // One transaction: a malformed line (InputError naming it) leaves the database untouched.
   void import_dump(std::string_view text);
-  // Adds another database's records: opened read-only and verified first (InputError when it
-  // is not a sound fusetune database). A record both have: the newer created_at wins, and a
-  // measured winner beats a shipped one. One transaction.
+  // Adds other databases' records: each opened read-only and verified first (InputError when
+  // one is not a sound fusetune database, or is this database), then all of them in one
+  // transaction. A record two have (same identity): the newer created_at wins, a measured
+  // winner beats a shipped one, and equal times fall to a fixed key (dump.cpp: table_rules), so
+  // the result does not depend on the order of the files. Nothing is ever deleted: a record of
+  // this database is only replaced by a newer one of the same identity.
   void merge_from(const std::string& other_path);
+  void merge_from(const std::vector<std::string>& other_paths);
 
   [[nodiscard]] VerifyReport verify() const;
 

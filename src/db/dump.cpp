@@ -118,6 +118,11 @@ const Reference* reference_for_field(std::string_view field) {
 // Per table: its natural key (the conflict target, and the dump's sort order) and when a
 // dumped row replaces one already there. Every table in schema.sql needs a rule: a new table
 // without one makes dump() fail loudly (tests/db_dump_test.cpp) rather than skip it.
+// The rules are a total order on a key's rows, never "the first one imported": merging the
+// databases of a sweep's shards (`db merge`) gives the same file in any order. When the times
+// are equal to the millisecond, a fixed key decides: for results, a verified record before a
+// failed one, then the faster, then status and reason as text; for winners, the faster, then
+// the name.
 struct TableRule {
   std::string_view table;
   std::vector<std::string_view> key;
@@ -126,16 +131,22 @@ struct TableRule {
 
 const std::vector<TableRule>& table_rules() {
   static const std::vector<TableRule> kRules = {
-      {"environments", {"fingerprint"}, ""},
+      // The first time an environment was seen: the earliest created_at.
+      {"environments", {"fingerprint"}, "excluded.created_at < environments.created_at"},
       {"problems", {"key"}, ""},
       {"results",
        {"env_id", "problem_id", "math", "variant_name", "params_json"},
-       "excluded.created_at > results.created_at"},
+       "excluded.created_at > results.created_at OR (excluded.created_at = results.created_at AND "
+       "(excluded.status <> 'ok', COALESCE(excluded.time_median_ms, 1e308), excluded.status, excluded.reason) < "
+       "(results.status <> 'ok', COALESCE(results.time_median_ms, 1e308), results.status, results.reason))"},
       // A measured winner always beats a shipped one; otherwise the newer one wins.
       {"winners",
        {"env_id", "problem_id", "math"},
        "excluded.shipped < winners.shipped OR "
-       "(excluded.shipped = winners.shipped AND excluded.created_at > winners.created_at)"},
+       "(excluded.shipped = winners.shipped AND (excluded.created_at > winners.created_at OR "
+       "(excluded.created_at = winners.created_at AND "
+       "(COALESCE(excluded.time_median_ms, 1e308), excluded.variant_name) < "
+       "(COALESCE(winners.time_median_ms, 1e308), winners.variant_name))))"},
   };
   return kRules;
 }

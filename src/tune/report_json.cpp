@@ -74,6 +74,12 @@ nlohmann::json report_to_json(const TuneReport& rep) {
   // and exports can run them.
   if (rep.winner) j["winner"]["variant"] = codegen::to_json(rep.results[*rep.winner].variant);
   j["runner_up"] = name(rep.runner_up);
+  j["tie"] = nullptr;
+  if (rep.tie.tie && rep.runner_up)
+    j["tie"] = {{"with", rep.results[*rep.runner_up].variant.name}, {"gap", rep.tie.gap}, {"noise", rep.tie.noise},
+                {"broken_by", rep.tie.by}};
+  j["shard"] = rep.shard.whole() ? nlohmann::json(nullptr)
+                                 : nlohmann::json{{"index", rep.shard.index}, {"count", rep.shard.count}};
   j["baselines"] = {{"unfused", name(rep.unfused)}, {"cudnn", name(rep.cudnn)}};
   if (rep.unfused) j["baselines"]["unfused_variant"] = codegen::to_json(rep.results[*rep.unfused].variant);
   return j;

@@ -72,6 +72,7 @@ class TuneRun {
     rep_.problem = spec::canonical(problem);
     rep_.key = spec::problem_key(problem);
     rep_.math = opt.math;
+    rep_.shard = opt.shard;
     setup_.problem = rep_.problem;
     setup_.math = opt.math;
     setup_.device = opt.device;
@@ -146,7 +147,16 @@ class TuneRun {
     if (!decision_.only.empty()) {
       std::erase_if(variants_, [&](const codegen::Variant& v) { return v.role() == Role::solution && !wanted(v); });
     }
+    // A cudnn-fused template stays in every shard: its configurations, which are what the
+    // shards split, exist only once the worker lists them (engines()).
+    std::erase_if(variants_, [&](const codegen::Variant& v) {
+      return v.role() == Role::solution && !in_shard_later(v) && !opt_.shard.holds_name(v.name);
+    });
     return true;
+  }
+
+  static bool in_shard_later(const codegen::Variant& v) {
+    return v.candidate == codegen::Candidate::cudnn_fused && !codegen::engine_of(v);
   }
 
   // Under decision_.only: the variant is named there, or it is a cudnn-fused template one of
@@ -245,6 +255,7 @@ class TuneRun {
       VariantResult r = t;
       r.variant = codegen::with_engine(t.variant, e.key);
       if (!decision_.only.empty() && decision_.only.count(r.variant.name) == 0) continue;
+      if (!opt_.shard.holds_name(r.variant.name)) continue;
       if (!e.built) {
         r.status = Status::not_supported;
         r.reason = fmt::format("cuDNN {}: {}", e.name, e.reason);
@@ -480,6 +491,12 @@ class TuneRun {
                      [&](size_t a, size_t b) { return rep_.results[a].time.median_ms < rep_.results[b].time.median_ms; });
     rep_.winner = complete[0];
     rep_.runner_up = complete.size() > 1 ? std::optional(complete[1]) : std::nullopt;
+    // The winner has to beat the runner-up by more than the noise measured in this round;
+    // otherwise the two tie, and the fixed secondary key decides (tie_break.hpp).
+    if (rep_.runner_up) {
+      rep_.tie = decide_tie(rep_.results[*rep_.winner], rep_.results[*rep_.runner_up]);
+      if (rep_.tie.swap) std::swap(*rep_.winner, *rep_.runner_up);
+    }
     rep_.cudnn = fastest(ready(Role::floor));
     return true;
   }

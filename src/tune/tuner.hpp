@@ -23,6 +23,8 @@
 #include "common/math_mode.hpp"
 #include "spec/problem.hpp"
 #include "tune/protocol.hpp"
+#include "tune/shard.hpp"
+#include "tune/tie_break.hpp"
 #include "tune/variant_result.hpp"
 
 namespace fusetune::tune {
@@ -52,6 +54,9 @@ struct TuneOptions {
   bool quick = false;             // a short first pass (3-5 samples): for correctness runs and re-checks
                                   // whose figures come from the interleaved rounds (smoke)
   bool floors = true;             // also run the conv-alone floors (smoke compares with unfused only)
+  // --shard I/N of one problem: only the solution variants this shard holds (tune/shard.hpp),
+  // with every baseline and floor. Its winner is this share's best, not the problem's.
+  Shard shard;
   std::function<void(const std::string& phase, size_t done, size_t total, const std::string& detail)> progress;
   // Called once with the worker's device description ({"name", "limits", "driver", ...}).
   std::function<TuneDecision(const nlohmann::json& device)> on_device;
@@ -74,6 +79,7 @@ struct TuneReport {
   std::vector<VariantResult> results;
   std::optional<size_t> winner;     // index into results: the fastest verified complete pipeline
   std::optional<size_t> runner_up;  // the next one, in the confirmation round too
+  TieDecision tie;                  // winner and runner-up within the measured noise (tie_break.hpp)
   std::optional<size_t> unfused;    // the baseline (the faster of eager's conv paths)
   std::optional<size_t> cudnn;      // the fastest conv-alone floor
   std::map<std::string, std::vector<std::string>> conv_names;  // variant -> cuDNN algorithm per conv step
@@ -83,6 +89,7 @@ struct TuneReport {
   int confirm_rounds = 0;
   int worker_restarts = 0;
   bool stopped = false;             // on_device said a stored result answers it
+  Shard shard;                      // the share of the variants this run measured (whole: all)
 };
 
 TuneReport run_tune(const spec::Problem& problem, const TuneOptions& options);
