@@ -1,7 +1,14 @@
-// fusetune: helpers shared by every kernel template. Standalone (no includes), so NVRTC
-// compiles the generated source without any header search path.
+// fusetune: helpers shared by every kernel template. A generated source pastes every file it
+// uses in order, so NVRTC compiles it without any header search path.
 #ifndef FT_COMMON_CUH
 #define FT_COMMON_CUH
+
+// The op renderings these helpers call. A generated source has ft_math.cuh pasted in front
+// (codegen/source_builder.cpp), so its guard is set and NVRTC never sees this include; a
+// template compiled alone (`nvcc -c`, tests/codegen_nvcc_test.cpp) reads it from beside this file.
+#ifndef FT_MATH_CUH
+#include "ft_math.cuh"
+#endif
 
 // Index type for flat element offsets. The generator sets FT_INDEX_64 when some buffer has
 // 2^31 elements or more; 32-bit indices make the divisions by the compile-time extents cheap.
