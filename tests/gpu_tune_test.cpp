@@ -8,6 +8,7 @@
 #include "common/math_mode.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/parser.hpp"
+#include "tune/tie_break.hpp"
 #include "tune/tuner.hpp"
 
 namespace {
@@ -181,11 +182,18 @@ TEST_F(GpuTune, ChannelsLastTf32PassesWhereTheNchwConvIsExact) {
     }
     EXPECT_GE(channels_last, 1u);
     ASSERT_TRUE(r.winner.has_value());
-    // The winner is the fastest of the confirmation round.
-    for (const auto& v : r.results) {
-      if (v.time.round == fusetune::tune::TimeRound::confirmation && v.variant.role() != fusetune::codegen::Role::floor) {
-        EXPECT_LE(r.results[*r.winner].time.median_ms, v.time.median_ms) << v.variant.name;
+    // The winner is the fastest of the confirmation round, but for a runner-up it ties with
+    // (tune/tie_break.hpp): that one may be faster by no more than the measured noise.
+    const auto& w = r.results[*r.winner];
+    for (size_t i = 0; i < r.results.size(); ++i) {
+      const auto& v = r.results[i];
+      if (v.time.round != fusetune::tune::TimeRound::confirmation || v.variant.role() == fusetune::codegen::Role::floor)
+        continue;
+      if (r.tie.swap && r.runner_up == i) {
+        EXPECT_TRUE(fusetune::tune::within_noise(v, w)) << v.variant.name << " won a tie it was not in";
+        continue;
       }
+      EXPECT_LE(w.time.median_ms, v.time.median_ms) << v.variant.name;
     }
   }
 }
