@@ -30,7 +30,8 @@
 // written as runs of consecutive pixels and NHWC output as runs of consecutive channels.
 //
 // Launch: grid.x = min(tiles, SMs), block 384, dynamic shared memory FT_SMEM_BYTES (>=
-// FT_SMEM_NEEDED, checked at run time). Needs sm_90a. First measured as the prototype
+// FT_SMEM_NEEDED, checked at run time); x 16-byte aligned (the halo copies are up to 16 bytes).
+// Needs sm_90a. First measured as the prototype
 // bench/fused_conv/halo_conv_v6.cu (docs/perf-notes.md, "v6").
 #ifndef FT_GENERATED
 #define FT_TP 4
@@ -210,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           for (int kt = 0; kt < FT_KT; ++kt) {
             ft_mbar_wait(b_empty + 8 * stage, phase ^ 1);
             ft_mbar_expect_tx(b_full + 8 * stage, FT_B_BYTES);
-            ft_bulk_g2s(smem0 + stage * FT_B_BYTES, src + kt * FT_BN * 32, FT_B_BYTES, b_full + 8 * stage);
+            ft_bulk_g2s(smem0 + stage * FT_B_BYTES, src + (long long)kt * (FT_BN * 32), FT_B_BYTES, b_full + 8 * stage);
             if (++stage == FT_STAGES) {
               stage = 0;
               phase ^= 1;

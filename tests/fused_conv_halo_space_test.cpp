@@ -189,5 +189,15 @@ TEST(FusedConvHalo, BothDesignsBelow32Channels) {
   EXPECT_EQ(designs, (std::set<std::string>{"fused-conv.halo"}));
 }
 
+TEST(FusedConvHalo, TheGatherDesignStandsInWhereTheHaloHasNoPoint) {
+  // C = 40 padded to 64 per tap makes the halo's packed filters larger than every tensor of this
+  // small problem (found by review): the gather design, which pads C*R*S as a whole, is offered.
+  const spec::Problem p = spec::parse("conv2d(n=2,c=40,h=17,w=19,k=76,r=3) | relu");
+  EXPECT_TRUE(halo(p).empty());
+  std::set<std::string> designs;
+  for (const auto& v : testing::candidate_variants(p, Candidate::fused_conv, sm90())) designs.insert(v.design);
+  EXPECT_EQ(designs, (std::set<std::string>{"fused-conv"}));
+}
+
 }  // namespace
 }  // namespace fusetune::codegen

@@ -4,6 +4,8 @@
 // reduction) to its accumulators: the conv output never reaches memory. sm_90 only. Two
 // designs: fused_conv.cu (gathers the im2col tile; any input layout) and fused_conv_halo.cu
 // (loads the input tile with its halo once per channel chunk; NCHW input).
+#include <optional>
+
 #include "codegen/designs.hpp"
 #include "codegen/generate_parts.hpp"
 
@@ -72,9 +74,11 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
 // input channels it also wastes less of each 32-wide K tile than the halo design, whose K tiles
 // are one tap of a 32-channel chunk (C = 8 pads 4x there, 72 -> 96 here). For NCHW input with
 // 32 or more channels the halo design is faster on every shape measured (docs/perf-notes.md:
-// 1.10 against 3.24 ms on kernelbench-31's shape), so the gather design is left out there.
-bool gather_design_applies(const spec::Problem& problem) {
-  return !fused_conv_halo_applies(problem) || problem.conv.c < 32;
+// 1.10 against 3.24 ms on kernelbench-31's shape), so the gather design is left out there,
+// unless the halo design has no point for the problem (its halo buffers outgrow shared memory,
+// or its channel padding makes the packed filters too large).
+bool gather_design_applies(const spec::Problem& problem, size_t halo_points) {
+  return !fused_conv_halo_applies(problem) || problem.conv.c < 32 || halo_points == 0;
 }
 
 }  // namespace
@@ -84,7 +88,13 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
   // wgmma is in sm_90a only: other devices (and GPU-free `compile --arch` for them) get none.
   if (!fused_conv_applies(limits)) return {};
   std::vector<Variant> out;
-  if (gather_design_applies(problem)) {
+  std::vector<ParamValues> halo_points;
+  std::optional<KernelDesign> halo;
+  if (fused_conv_halo_applies(problem)) {
+    halo = fused_conv_halo_design(s, limits, problem);
+    halo_points = halo->space.enumerate();
+  }
+  if (gather_design_applies(problem, halo_points.size())) {
     const KernelDesign d = fused_conv_design(s, limits, problem);
     for (const auto& point : d.space.enumerate()) {
       const DesignPlan dp{{{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}},
@@ -95,17 +105,14 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
       out.push_back(fused_conv_variant(problem, s, options, d, point, dp));
     }
   }
-  if (fused_conv_halo_applies(problem)) {
-    const KernelDesign d = fused_conv_halo_design(s, limits, problem);
-    for (const auto& point : d.space.enumerate()) {
-      const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
-                          halo_conv_kg_pad(s),
-                          halo_conv_pack_launch(s, point),
-                          "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x R*S, "
-                          "zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
-                          {"ft_tf32.cuh"}};
-      out.push_back(fused_conv_variant(problem, s, options, d, point, dp));
-    }
+  for (const auto& point : halo_points) {
+    const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
+                        halo_conv_kg_pad(s),
+                        halo_conv_pack_launch(s, point),
+                        "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x R*S, "
+                        "zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
+                        {"ft_tf32.cuh"}};
+    out.push_back(fused_conv_variant(problem, s, options, *halo, point, dp));
   }
   return out;
 }

@@ -107,9 +107,10 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   sp.require("the halo window must read at most 2.5 input values per output pixel (halo area / 128), "
              "unless no tile shape does better",
              [=](const ParamValues& v) { return halo_amplification(conv, s, v.at("tp")) <= amp_limit + 1e-9; });
-  // The halo copies address a chunk with 32-bit offsets: 32 channel planes must fit in them.
-  sp.require("32 input channel planes (32*H*W) must fit 32-bit offsets",
-             [=](const ParamValues&) { return kChunk * s.hw < (int64_t(1) << 31); });
+  // The halo copies address a chunk with 32-bit offsets that step up to 3 planes past its 32
+  // channel planes after the last copy: 35 planes must fit in them.
+  sp.require("35 input channel planes (35*H*W) must fit 32-bit offsets",
+             [=](const ParamValues&) { return (kChunk + 3) * s.hw < (int64_t(1) << 31); });
   const Shape shape = s;
   const spec::Conv geometry = conv;
   const int64_t smem = dev.smem_per_block_optin;
