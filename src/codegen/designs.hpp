@@ -85,6 +85,8 @@ inline constexpr int64_t kFusedConvBk = 32;
 // stages*(bm+bn)*bk floats + an output staging tile of 32 channels x (64+4) pixels per consumer
 // warpgroup + 16 bytes of barriers per stage + 64.
 [[nodiscard]] int64_t fused_conv_smem_bytes(const ParamValues& point);
+// A filter pack's launch (both fused-conv designs): one thread per packed float, 256 per block.
+[[nodiscard]] LaunchConfig pack_launch(int64_t floats);
 // ft_fused_conv_pack's launch: one thread per packed float, 256 per block.
 [[nodiscard]] LaunchConfig fused_conv_pack_launch(const Shape& s, const ParamValues& point);
 

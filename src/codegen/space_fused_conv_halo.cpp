@@ -63,11 +63,7 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
 }
 
 LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
-  const int64_t floats = fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s);
-  LaunchConfig l;
-  l.grid = {uint32_t(ceil_div(floats, 256)), 1, 1};
-  l.block = {256, 1, 1};
-  return l;
+  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s));
 }
 
 KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem) {
