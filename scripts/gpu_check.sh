@@ -2,14 +2,14 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|tunetime|profile|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default $OUT/run/tuning.db) and its dump $OUT/run/h200.jsonl.
 #   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
-#   BENCH_ARGS   for bench/bench_presets.py
+#   BENCH_ARGS   for bench/bench_presets.py; TT_ARGS for bench/bench_tuning_time.py (step tunetime)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/fusetune-out}"
@@ -95,6 +95,13 @@ if want bench; then
   stamp "bench tf32"
   PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$R" --reuse \
     --math tf32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-tf32.md" | tail -14 || rc=1
+  pack
+fi
+
+if want tunetime; then
+  stamp "tuning time: cold, warm and stored tunes per strategy, torch.compile's compile time"
+  PYTHONUNBUFFERED=1 python3 bench/bench_tuning_time.py --fusetune build/fusetune --json-dir "$R/tuning-time" \
+    ${TT_ARGS:-} 2>&1 | tee "$R/tuning-time.md" | tail -14 || rc=1
   pack
 fi
 

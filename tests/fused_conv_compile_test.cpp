@@ -11,9 +11,11 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <algorithm>
+#include <ctime>
 #include <atomic>
 #include <cstdio>
 #include <future>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,14 @@ std::vector<Variant> fused(const std::string& spec_text) {
 struct Compiled {
   const Variant* variant = nullptr;
   gpu::CompileResult result;
+  double cpu_ms = 0;  // the compiling thread's CPU time: "on one core", whatever else CI runs
 };
+
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e3 * double(t.tv_sec) + 1e-6 * double(t.tv_nsec);
+}
 
 // On two threads (the CI machine's cores), as the tuner would: sm_90 in, sm_90a out.
 std::vector<Compiled> compile_every(const std::vector<Variant>& variants, bool strict_fp32) {
@@ -53,7 +62,9 @@ std::vector<Compiled> compile_every(const std::vector<Variant>& variants, bool s
   const auto worker = [&] {
     for (size_t i = next++; i < variants.size(); i = next++) {
       const gpu::CompileOptions o = compile_options(variants[i], "sm_90", strict_fp32);
-      out[i] = Compiled{&variants[i], gpu::compile_cuda(variants[i].source, variants[i].name + ".cu", o)};
+      const double t0 = thread_cpu_ms();
+      gpu::CompileResult r = gpu::compile_cuda(variants[i].source, variants[i].name + ".cu", o);
+      out[i] = Compiled{&variants[i], std::move(r), thread_cpu_ms() - t0};
     }
   };
   auto a = std::async(std::launch::async, worker);
@@ -73,19 +84,22 @@ void expect_all_compile(const std::vector<Variant>& variants, const std::string&
     const auto& r = c.result;
     EXPECT_TRUE(r.ok()) << v.name << "\n" << r.log;
     EXPECT_NE(std::find(r.options.begin(), r.options.end(), "--gpu-architecture=sm_90a"), r.options.end()) << v.name;
-    EXPECT_LE(r.compile_ms, kMaxCompileMs) << v.name;
+    // The bound is per variant on one core (NVRTC compiles on the calling thread); wall time
+    // under ctest -j on two cores measured up to twice that.
+    EXPECT_LE(c.cpu_ms, kMaxCompileMs) << v.name << " (wall " << r.compile_ms << " ms)";
     EXPECT_EQ(r.spill_stores, 0) << v.name << "\n" << r.log;
     EXPECT_EQ(r.spill_loads, 0) << v.name << "\n" << r.log;
-    // The space's register constraint: min(255, 65536 / threads) per thread.
-    const int64_t threads = 128 * (param(v, "bm") / 64 + 1);
+    // The space's register constraint: min(255, 65536 / threads) per thread (the halo design
+    // launches 384 threads and moves registers between its warpgroups with setmaxnreg).
+    const int64_t threads = v.design == "fused-conv.halo" ? 384 : 128 * (param(v, "bm") / 64 + param(v, "producers"));
     EXPECT_LE(r.registers, std::min<int64_t>(255, 65536 / threads)) << v.name;
     EXPECT_EQ(r.smem_bytes, 0) << v.name << ": static shared memory besides FT_SMEM_BYTES";
     for (const char* k : {"ft_fused_conv_pack", "ft_fused_conv"})
       EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), k), r.kernel_names.end()) << v.name << " " << k;
-    slowest = std::max(slowest, r.compile_ms);
+    slowest = std::max(slowest, c.cpu_ms);
     max_regs = std::max(max_regs, r.registers);
   }
-  std::printf("[ fused-conv ] %s: %zu variants compiled for sm_90a, slowest %.1f s, max %d registers\n", what.c_str(),
+  std::printf("[ fused-conv ] %s: %zu variants compiled for sm_90a, slowest %.1f s of CPU, max %d registers\n", what.c_str(),
               results.size(), slowest / 1000.0, max_regs);
 }
 
@@ -97,6 +111,15 @@ TEST(FusedConvCompile, EveryPreset32VariantCompilesForSm90a) {
   expect_all_compile(fused(*spec::preset_spec("kernelbench-32")), "kernelbench-32");
 }
 
+TEST(FusedConvCompile, BothDesignsAreCompiled) {
+  // The presets (NCHW input, C = 64) get the halo design only; C < 32 gets both.
+  for (const char* name : {"kernelbench-31", "kernelbench-32"})
+    for (const auto& v : fused(*spec::preset_spec(name))) EXPECT_EQ(v.design, "fused-conv.halo") << v.name;
+  std::set<std::string> designs;
+  for (const auto& v : fused("conv2d(n=2,c=8,h=64,w=64,k=64,r=3) | relu")) designs.insert(v.design);
+  EXPECT_EQ(designs, (std::set<std::string>{"fused-conv", "fused-conv.halo"}));
+}
+
 TEST(FusedConvCompile, AwkwardShapesCompileInBothMathModes) {
   std::vector<Variant> all;
   for (const char* s : {"conv2d(n=2,c=1,h=40,w=36,k=16,r=3) | relu",
@@ -105,11 +128,18 @@ TEST(FusedConvCompile, AwkwardShapesCompileInBothMathModes) {
                         "reduce_max(channel) | sigmoid",
                         "conv2d(n=2,c=8,h=20,w=24,k=32,r=3,s=5,bias=false) | tanh",
                         "conv2d(n=2,c=8,h=16,w=16,k=64,r=3,in=nhwc) | reduce_mean(channel) | abs",
-                        "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu"}) {
-    // One variant per (bm, bn) keeps the run short; stages only change the pipeline depth.
+                        "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu",
+                        // the halo design's edges: W odd (4-byte halo copies) and W = 2 mod 4
+                        // (8-byte), C not a multiple of 32, R != S, stride 2 with padding, out=nhwc
+                        "conv2d(n=3,c=40,h=21,w=33,k=40,r=1,s=5,stride=2,pad=2) | sigmoid",
+                        "conv2d(n=2,c=64,h=36,w=70,k=200,r=3,pad=1,out=nhwc) | add(param[k]) | mish",
+                        "conv2d(n=1,c=96,h=20,w=20,k=256,r=3,dilation=2) | reduce_sum(channel) | tanh"}) {
+    // One variant per design and tile (bm or tp, bn) keeps the run short; stages only change
+    // the pipeline depth.
     std::vector<std::pair<int64_t, int64_t>> seen;
     for (auto& v : fused(s)) {
-      const std::pair<int64_t, int64_t> key{param(v, "bm"), param(v, "bn")};
+      const bool halo = v.design == "fused-conv.halo";
+      const std::pair<int64_t, int64_t> key{halo ? -param(v, "tp") : param(v, "bm"), param(v, "bn")};
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
       seen.push_back(key);
       all.push_back(std::move(v));

@@ -76,6 +76,7 @@ TEST(FusedConvSpace, EveryPointKeepsTheConstraints) {
     const int64_t pixels = c.n * c.p() * c.q();
     const int64_t largest = std::max({c.input_elems(), c.weight_elems(), c.conv_out_elems()});
     for (const auto& v : vs) {
+      if (v.design != "fused-conv") continue;  // the halo design: fused_conv_halo_space_test.cpp
       const int64_t bm = param(v, "bm"), bn = param(v, "bn"), stages = param(v, "stages");
       const int64_t gather = param(v, "gather");
       const int64_t producers = gather == 1 ? 2 : 1;  // the register-path producer has two warpgroups
@@ -164,7 +165,8 @@ TEST(FusedConvSpace, RegistersBoundTheWidestTile) {
 TEST(FusedConvSpace, SmallProblemsTryBm64) {
   // C = 1, 3x3 over 2*38*34 pixels: fewer than 4 waves of 128-pixel tiles, so bm = 64 is tried.
   const auto vs = fused(spec::parse(kAwkward[0]));
-  EXPECT_TRUE(std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return param(v, "bm") == 64; }));
+  EXPECT_TRUE(std::any_of(vs.begin(), vs.end(),
+                          [](const Variant& v) { return v.design == "fused-conv" && param(v, "bm") == 64; }));
 }
 
 TEST(FusedConvSpace, TinyConvolutionsGetNoneThePackedFiltersWouldOutgrowEveryTensor) {
@@ -191,7 +193,10 @@ TEST(FusedConvPlan, PacksTheFiltersUntimedThenRunsOneKernel) {
       const Buffer& wpack = v.buffer(pk.args[1]);
       EXPECT_EQ(wpack.name, "wpack");
       EXPECT_EQ(wpack.kind, BufferKind::scratch);
-      const int64_t floats = round_up(p.conv.k, param(v, "bn")) * round_up(p.conv.c * p.conv.r * p.conv.s, 32);
+      // fused_conv.cu packs K = C*R*S rounded up to 32; the halo design (C rounded up to 32) x R*S
+      const int64_t kg_pad = v.design == "fused-conv.halo" ? round_up(p.conv.c, 32) * p.conv.r * p.conv.s
+                                                           : round_up(p.conv.c * p.conv.r * p.conv.s, 32);
+      const int64_t floats = round_up(p.conv.k, param(v, "bn")) * kg_pad;
       EXPECT_EQ(wpack.floats(), floats) << v.name;
       EXPECT_EQ(pk.writes, (std::vector<size_t>{1}));
       EXPECT_EQ(pk.launch.grid[0], uint32_t((floats + 255) / 256));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "codegen/embedded_templates.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -36,6 +37,13 @@ class TrustCli : public ::testing::Test {
     ASSERT_EQ(r.code, 0) << r.err;
     std::ifstream f(path("shipped.jsonl"));
     for (std::string line; std::getline(f, line);) shipped_.push_back(line);
+    // A forger claims this fusetune's kernel templates (the shipped records may be stamped with
+    // an earlier version's whose code for them is unchanged, which is traced all the same).
+    for (const auto& line : shipped_) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.value("table", "") == "environments") shipped_hash_ = j.at("templates_hash").get<std::string>();
+    }
+    ASSERT_FALSE(shipped_hash_.empty());
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -43,10 +51,15 @@ class TrustCli : public ::testing::Test {
 
   // A dump whose kernelbench-31 tf32 winner is `edit`ed and presented as newer than shipped, so
   // that it would replace the shipped one.
-  std::string forged_dump(const std::string& name, const std::function<void(nlohmann::json&)>& edit) const {
+  // With claim_templates, every record also claims this fusetune's kernel templates (a separate
+  // environment then, beside the shipped one), so its changed code is forged, not untraceable.
+  std::string forged_dump(const std::string& name, const std::function<void(nlohmann::json&)>& edit,
+                          bool claim_templates = false) const {
     std::ofstream out(path(name));
     bool edited = false;
-    for (const auto& line : shipped_) {
+    for (std::string line : shipped_) {
+      for (size_t at; claim_templates && (at = line.find(shipped_hash_)) != std::string::npos;)
+        line.replace(at, shipped_hash_.size(), codegen::templates_hash());
       auto j = nlohmann::json::parse(line);
       if (!edited && j.value("table", "") == "winners" && j.value("math", "") == "tf32" &&
           j.value("problem", "") == key31_) {
@@ -71,6 +84,7 @@ class TrustCli : public ::testing::Test {
 
   fs::path dir_;
   std::vector<std::string> shipped_;
+  std::string shipped_hash_;
   const std::string key31_ = spec::problem_key(spec::parse(*spec::preset_spec("kernelbench-31")));
 };
 
@@ -157,7 +171,7 @@ TEST_F(TrustCli, MergeChecksTheOtherDatabaseFirst) {
 TEST_F(TrustCli, SmokeFailsAWinnerWhoseCodeChanged) {
   // A trusted import is still not run or compiled by smoke as if it were fusetune's own.
   const std::string db = path("user.db");
-  auto r = run("db import " + forged_dump("host.jsonl", add_host_code) + " --db " + db + " --trust");
+  auto r = run("db import " + forged_dump("host.jsonl", add_host_code, true) + " --db " + db + " --trust");
   ASSERT_EQ(r.code, 0) << r.err;
   r = run("smoke --db " + db + " --checks exports --json " + path("smoke.json"));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
@@ -177,7 +191,7 @@ TEST_F(TrustCli, VerifyNamesAWinnerWhoseCodeChanged) {
   const std::string db = path("user.db");
   auto r = run("db verify --db " + db);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  r = run("db import " + forged_dump("host.jsonl", add_host_code) + " --db " + db + " --trust");
+  r = run("db import " + forged_dump("host.jsonl", add_host_code, true) + " --db " + db + " --trust");
   ASSERT_EQ(r.code, 0) << r.err;
   r = run("db verify --db " + db);
   EXPECT_EQ(r.code, 1) << r.out << r.err;

@@ -132,11 +132,24 @@ TEST(TrustRecords, ChangedBinaryIsForged) {
 }
 
 TEST(TrustRecords, OtherTemplatesOrNvrtcAreUntraceable) {
+  // Other templates whose code for this variant is what this fusetune generates: still its own
+  // (a change to another design's template leaves this one's source as it was).
   auto w = own_winner();
   w.env.templates_hash = "0123456789abcdef";
   auto p = check_provenance(w);
-  EXPECT_EQ(p.verdict, Verdict::untraceable);
+  EXPECT_TRUE(p.traced()) << p.why;
+  // ... and whose code differs: an older template's honest output cannot be told from a forgery.
+  w = with_variant(own_winner(), [](nlohmann::json& j) { j["source"] = j.at("source").get<std::string>() + "\n// v0\n"; });
+  w.env.templates_hash = "0123456789abcdef";
+  p = check_provenance(w);
+  EXPECT_EQ(p.verdict, Verdict::untraceable) << p.why;
   EXPECT_NE(p.why.find("other kernel templates"), std::string::npos) << p.why;
+  EXPECT_NE(p.why.find("source or plan"), std::string::npos) << p.why;
+  // A binary that is not NVRTC's output of the unchanged source is forged whatever the hash says.
+  w = own_winner();
+  w.env.templates_hash = "0123456789abcdef";
+  w.cubin[w.cubin.size() / 2] ^= 0x01;
+  EXPECT_EQ(check_provenance(w).verdict, Verdict::forged);
 
   w = own_winner();
   w.env.nvrtc = "12.4";

@@ -268,3 +268,42 @@ TEST(TunePhases, OnlyCuDnnsOwnFailuresAreExcused) {
 
 }  // namespace
 }  // namespace fusetune::tune
+
+namespace fusetune::tune {
+namespace {
+
+// `--strategy model` through the tuner: the guided search measures a share of the solutions
+// (the fake worker's times are random per name, so no share is promised), the ones it never ran
+// leave the results, every baseline and floor still runs, and a winner is found and confirmed.
+TEST(TunePhases, GuidedStrategyMeasuresAShareAndKeepsOnlyWhatItRan) {
+  const char* spec = "conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | mul(2) | reduce_min";
+  TuneOptions all;
+  all.worker_exe = FUSETUNE_FAKE_WORKER;
+  all.retime_rounds = 3;
+  const auto full = run_tune(spec::parse(spec), all);
+  TuneOptions guided = all;
+  guided.strategy = "model";
+  const auto rep = run_tune(spec::parse(spec), guided);
+  const auto count = [](const TuneReport& r, Role role) {
+    return std::count_if(r.results.begin(), r.results.end(), [&](const auto& v) { return v.variant.role() == role; });
+  };
+  EXPECT_LT(count(rep, Role::solution), count(full, Role::solution));
+  EXPECT_GT(count(rep, Role::solution), 0);
+  EXPECT_EQ(count(rep, Role::baseline), count(full, Role::baseline));
+  EXPECT_EQ(count(rep, Role::floor), count(full, Role::floor));
+  for (const auto& r : rep.results)
+    if (r.variant.role() == Role::solution && r.status == Status::ok) {
+      EXPECT_TRUE(r.verified && r.timed) << r.variant.name;
+    }
+  ASSERT_TRUE(rep.winner.has_value());
+  EXPECT_EQ(rep.results[*rep.winner].time.round, TimeRound::confirmation);
+  EXPECT_TRUE(std::any_of(rep.notes.begin(), rep.notes.end(),
+                          [](const std::string& n) { return n.starts_with("guided search measured "); }));
+  // The same seed, the same run.
+  const auto again = run_tune(spec::parse(spec), guided);
+  ASSERT_EQ(again.results.size(), rep.results.size());
+  for (size_t i = 0; i < rep.results.size(); ++i) EXPECT_EQ(again.results[i].variant.name, rep.results[i].variant.name);
+}
+
+}  // namespace
+}  // namespace fusetune::tune

@@ -2,7 +2,7 @@
 // template on the GPU without fusetune (fusetune's own verification is the real gate):
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -I kernel_templates -I bench/fused_conv \
 //        -DFT_BM=128 ... bench/fused_conv/harness.cu      (-DFT_HALO=1 -DFT_TP=1 -DFT_TQ=128: the prototype
-//        v5, halo_conv.cu; -DFT_HALO=6: v6, halo_conv_v6.cu)
+//        v5, halo_conv.cu; -DFT_HALO=6: kernel_templates/fused_conv_halo.cu, prototyped as v6)
 // Epilogue: y = conv + bias, then `v * 2` (and min over channels when FT_REDUCE). Prints the
 // worst errors against a float64 CPU conv and where they are (first few wrong elements).
 #include <cmath>
@@ -33,7 +33,9 @@ __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #if defined(FT_HALO) && FT_HALO == 6
-#include "halo_conv_v6.cu"  // bench/fused_conv: halo-tile prototype v6 (HALO=6 in a config)
+#include "ft_tf32.cuh"
+#include "fused_conv_halo.cu"  // kernel_templates: the halo design (prototyped as v6; HALO=6 in a config)
+#define FT_GRID_X (FT_TILES < 132 ? FT_TILES : 132)  // persistent: one block per SM of an H200
 #elif defined(FT_HALO)
 #include "halo_conv.cu"  // bench/fused_conv: the halo-tile prototype v5 (HALO=1; NCHW in and out only)
 #else
@@ -105,7 +107,7 @@ int main() {
       if (err > worst || err != err) worst = err;
     }
   }
-  const double flop = 2.0 * M * FT_K * FT_KG;
+  const double flop = 2.0 * M * FT_K * FT_C * FT_RS;
   printf("%s: checked %lld, wrong %lld, worst %.3f of a loose bound; %.3f ms, %.1f TFLOP/s\n",
          bad ? "FAIL" : "ok", checked, bad, worst, ms / 10, flop / (ms / 10 * 1e-3) / 1e12);
   return bad ? 1 : 0;

@@ -68,9 +68,16 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--math", args.math, "tf32 (default, PyTorch's cuDNN default) | fp32 (strict IEEE products)")
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
-  cmd->add_option("--strategy", args.strategy, "exhaustive (every variant) | random (--budget variants)")
-      ->check(CLI::IsMember({"exhaustive", "random"}))
+  cmd->add_option("--strategy", args.strategy,
+                  "exhaustive (every variant) | random (--budget variants) | model (guided by a cost model refined "
+                  "by what it measures; README: \"Search strategies\")")
+      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
       ->capture_default_str();
+  cmd->add_option("--seed", args.seed, "random: the draw; model: the order of equal predictions")
+      ->check(integer_in(0, kMaxSeed))
+      ->capture_default_str();
+  cmd->add_option("--time-budget", args.time_budget_s, "model: stop measuring variants after SECONDS")
+      ->check(seconds_up_to(kMaxTimeoutS));
   cmd->add_option("--budget", args.budget, "random: how many generated variants to run")
       ->check(integer_in(1, kMaxBudget));
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
@@ -108,6 +115,8 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   opt.variant_timeout_s = args.timeout_s;
   opt.strategy = args.strategy;
   opt.budget = args.budget;
+  opt.seed = uint64_t(args.seed);
+  opt.time_budget_s = args.time_budget_s;
   opt.shard = variant_shard;
   if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
   Progress progress("tune", 0, args.quiet ? ProgressMode::quiet : ProgressMode::automatic);

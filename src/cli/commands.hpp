@@ -37,6 +37,8 @@ struct TuneArgs {
   std::string math = "tf32";
   std::string strategy = "exhaustive";
   int budget = 0;
+  int64_t seed = 0;
+  double time_budget_s = 0;
   unsigned jobs = 0;
   int device = 0;
   std::string db;

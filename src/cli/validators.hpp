@@ -16,6 +16,7 @@ inline constexpr int64_t kMaxBudget = 1000000;     // random-strategy variants
 inline constexpr int64_t kMaxDevice = 1023;        // CUDA device ordinal
 inline constexpr int64_t kMaxTopK = 1000;          // stored results re-verified
 inline constexpr double kMaxTimeoutS = 86400;      // one variant's run: a day
+inline constexpr int64_t kMaxSeed = 4294967295;    // --seed: 32 bits
 
 // A decimal integer in [lo, hi] (an optional '-', then digits; nothing else).
 [[nodiscard]] CLI::Validator integer_in(int64_t lo, int64_t hi);

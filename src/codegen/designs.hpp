@@ -85,8 +85,38 @@ inline constexpr int64_t kFusedConvBk = 32;
 // stages*(bm+bn)*bk floats + an output staging tile of 32 channels x (64+4) pixels per consumer
 // warpgroup + 16 bytes of barriers per stage + 64.
 [[nodiscard]] int64_t fused_conv_smem_bytes(const ParamValues& point);
+// A filter pack's launch (both fused-conv designs): one thread per packed float, 256 per block.
+[[nodiscard]] LaunchConfig pack_launch(int64_t floats);
 // ft_fused_conv_pack's launch: one thread per packed float, 256 per block.
 [[nodiscard]] LaunchConfig fused_conv_pack_launch(const Shape& s, const ParamValues& point);
+
+// ---- fused-conv, halo design: fused_conv_halo.cu ------------------------------------------
+// The same two kernels (ft_fused_conv_pack, ft_fused_conv) for NCHW input: a block owns tiles of
+// tp x 128/tp output pixels of one image, loads each 32-channel chunk of the input rows they
+// need (the halo) once into shared memory, and every filter tap reads it through a shifted
+// view, A from registers (wgmma RS form). Persistent: min(tiles, kPersistentBlocks) blocks of
+// 384 threads (a filter-streaming warp, three halo warps, two consumer warpgroups).
+
+// Blocks of a persistent kernel: the SM count of the H100 SXM and H200, a fixed figure so every
+// sm_90 device gets the same plan (trust/provenance.cpp regenerates records with generic
+// limits). On a part with fewer SMs the last tiles run as a short second wave.
+inline constexpr int64_t kPersistentBlocks = 132;
+
+// Whether the halo design can compute the problem: NCHW input (it loads channel planes).
+[[nodiscard]] bool fused_conv_halo_applies(const spec::Problem& problem);
+// Parameters tp, bn, stages (tuned), reduce, out_nhwc (fixed by the problem).
+[[nodiscard]] KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev,
+                                                  const spec::Problem& problem);
+// The packed filters' row length: C rounded up to 32, times R*S (one 32-wide K tile per tap
+// of a chunk); rows as fused_conv_kn_pad.
+[[nodiscard]] int64_t halo_conv_kg_pad(const Shape& s);
+// Output tiles of a point: N * ceil(P / tp) * ceil(Q / (128 / tp)).
+[[nodiscard]] int64_t halo_conv_tiles(const Shape& s, const ParamValues& point);
+// Dynamic shared memory of the halo kernel, the template's FT_SMEM_NEEDED: 1024 (alignment
+// slack) + stages filter tiles of bn x 128 bytes + two halo buffers + output staging (none with a
+// reduction) + the channel vectors + barriers.
+[[nodiscard]] int64_t halo_conv_smem_bytes(const spec::Conv& conv, const Shape& s, const ParamValues& point);
+[[nodiscard]] LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& point);
 
 // Constraints every design shares: the block fits the device (threads per block and per SM,
 // a whole number of warps, static shared memory per block and per SM).

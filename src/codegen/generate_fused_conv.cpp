@@ -1,7 +1,11 @@
 // The `fused-conv` candidate: no cuDNN. The filters are packed once (an untimed parameter
 // transform, like the channels-last designs' w -> w_krsc), then ONE generated kernel computes
 // the convolution as an implicit GEMM with wgmma and applies bias + the whole epilogue (+ the
-// reduction) to its accumulators: the conv output never reaches memory. sm_90 only.
+// reduction) to its accumulators: the conv output never reaches memory. sm_90 only. Two
+// designs: fused_conv.cu (gathers the im2col tile; any input layout) and fused_conv_halo.cu
+// (loads the input tile with its halo once per channel chunk; NCHW input).
+#include <optional>
+
 #include "codegen/designs.hpp"
 #include "codegen/generate_parts.hpp"
 
@@ -17,8 +21,18 @@ double fused_conv_bytes(const spec::Problem& problem, const Shape& s) {
   return fp32_bytes(s.input_elems()) + fp32_bytes(problem.reduce ? s.pixels() : s.conv_out_elems());
 }
 
+// What differs between the two designs' variants: the template's derived parameters, and the
+// packed filters' extents and pack launch.
+struct DesignPlan {
+  std::vector<std::pair<std::string, int64_t>> derived;  // written as #defines, stored as params
+  int64_t kg_pad = 0;
+  LaunchConfig pack;
+  std::string pack_what;  // the packed filters' description in the plan
+  std::vector<std::string> helpers = {};  // templates pasted after ft_wgmma.cuh
+};
+
 Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const GenerateOptions& options,
-                           const KernelDesign& d, const ParamValues& point) {
+                           const KernelDesign& d, const ParamValues& point, const DesignPlan& dp) {
   const spec::Layout layout = fused_conv_out_layout(problem);
   const int64_t bn = point.at("bn");
   Variant v;
@@ -29,13 +43,14 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
   SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(v.candidate)));
   add_params(v, b, point.items);
   // Derived, not searched: the kernel checks its shared-memory carve-up against the launch's.
-  add_params(v, b, {{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}});
+  add_params(v, b, dp.derived);
   b.kernel(kPackKernel);
   b.kernel(d.kernel_name);
   b.defines("problem shape", shape_defines(s));
   b.defines("conv geometry", conv_geometry_defines(problem));
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");  // the template's wgmma, mbarrier and cp.async helpers
+  for (const auto& f : dp.helpers) b.template_file(f);
   b.code("epilogue ops", epilogue_chain_code(problem, s));
   b.template_file(d.template_file);
   v.source = b.str();
@@ -45,14 +60,25 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
   const BufferRef w = pb.w();
   const BufferRef chan = pb.chan();
   const BufferRef wpack = pb.scratch(
-      "wpack", TensorLayout::vector, {{"KN_PAD", fused_conv_kn_pad(s, bn)}, {"KG_PAD", fused_conv_kg_pad(s)}},
-      "the filters packed for ft_fused_conv: K rounded up to bn by C*R*S rounded up to 32, zero-padded");
-  pb.kernel(kPackKernel, fused_conv_pack_launch(s, point), {w, wpack}, {1}, false);
+      "wpack", TensorLayout::vector, {{"KN_PAD", fused_conv_kn_pad(s, bn)}, {"KG_PAD", dp.kg_pad}},
+      dp.pack_what);
+  pb.kernel(kPackKernel, dp.pack, {w, wpack}, {1}, false);
   const BufferRef out = pb.out(layout);
   pb.kernel(d.kernel_name, d.space.launch(point), {x, wpack, out, chan}, {2});
   pb.set_output(out, layout);
   v.kernel_bytes = fused_conv_bytes(problem, s);
   return v;
+}
+
+// fused_conv.cu gathers every im2col element itself, so it reads NHWC input too; below 32
+// input channels it also wastes less of each 32-wide K tile than the halo design, whose K tiles
+// are one tap of a 32-channel chunk (C = 8 pads 4x there, 72 -> 96 here). For NCHW input with
+// 32 or more channels the halo design is faster on every shape measured (docs/perf-notes.md:
+// 1.10 against 3.24 ms on kernelbench-31's shape), so the gather design is left out there,
+// unless the halo design has no point for the problem (its halo buffers outgrow shared memory,
+// or its channel padding makes the packed filters too large).
+bool gather_design_applies(const spec::Problem& problem, size_t halo_points) {
+  return !fused_conv_halo_applies(problem) || problem.conv.c < 32 || halo_points == 0;
 }
 
 }  // namespace
@@ -61,9 +87,33 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
                                          const GenerateOptions& options) {
   // wgmma is in sm_90a only: other devices (and GPU-free `compile --arch` for them) get none.
   if (!fused_conv_applies(limits)) return {};
-  const KernelDesign d = fused_conv_design(s, limits, problem);
   std::vector<Variant> out;
-  for (const auto& point : d.space.enumerate()) out.push_back(fused_conv_variant(problem, s, options, d, point));
+  std::vector<ParamValues> halo_points;
+  std::optional<KernelDesign> halo;
+  if (fused_conv_halo_applies(problem)) {
+    halo = fused_conv_halo_design(s, limits, problem);
+    halo_points = halo->space.enumerate();
+  }
+  if (gather_design_applies(problem, halo_points.size())) {
+    const KernelDesign d = fused_conv_design(s, limits, problem);
+    for (const auto& point : d.space.enumerate()) {
+      const DesignPlan dp{{{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}},
+                          fused_conv_kg_pad(s),
+                          fused_conv_pack_launch(s, point),
+                          "the filters packed for ft_fused_conv: K rounded up to bn by C*R*S rounded up to 32, "
+                          "zero-padded"};
+      out.push_back(fused_conv_variant(problem, s, options, d, point, dp));
+    }
+  }
+  for (const auto& point : halo_points) {
+    const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
+                        halo_conv_kg_pad(s),
+                        halo_conv_pack_launch(s, point),
+                        "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x R*S, "
+                        "zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
+                        {"ft_tf32.cuh"}};
+    out.push_back(fused_conv_variant(problem, s, options, *halo, point, dp));
+  }
   return out;
 }
 

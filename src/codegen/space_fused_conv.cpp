@@ -51,12 +51,15 @@ int64_t fused_conv_smem_bytes(const ParamValues& v) {
   return 1024 + stages * (bm + bn) * v.at("bk") * 4 + (bm / 64) * 32 * (64 + 4) * 4 + 16 * stages + 64;
 }
 
-LaunchConfig fused_conv_pack_launch(const Shape& s, const ParamValues& v) {
-  const int64_t floats = fused_conv_kn_pad(s, v.at("bn")) * fused_conv_kg_pad(s);
+LaunchConfig pack_launch(int64_t floats) {
   LaunchConfig l;
   l.grid = {uint32_t(ceil_div(floats, 256)), 1, 1};
   l.block = {256, 1, 1};
   return l;
+}
+
+LaunchConfig fused_conv_pack_launch(const Shape& s, const ParamValues& v) {
+  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * fused_conv_kg_pad(s));
 }
 
 KernelDesign fused_conv_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem) {

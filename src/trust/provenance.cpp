@@ -37,10 +37,18 @@ gpu::DeviceLimits generous_limits(const db::Environment& env) {
 
 Provenance check_provenance(const db::WinnerRecord& w) {
   using V = Provenance::Verdict;
-  if (w.env.templates_hash != codegen::templates_hash())
-    return {V::untraceable, fmt::format("it was generated from other kernel templates (hash {}, this fusetune's {}), "
-                                        "so its code cannot be checked",
-                                        w.env.templates_hash, codegen::templates_hash())};
+  // Records of other kernel templates are checked the same way: a template change elsewhere
+  // (another design's kernel) leaves this variant's source as it was, and then its code is
+  // still exactly this fusetune's. Only a difference makes them untraceable, not forged: older
+  // templates generated other code honestly.
+  const bool other_templates = w.env.templates_hash != codegen::templates_hash();
+  const auto differs = [&](const std::string& what) -> Provenance {
+    if (other_templates)
+      return {V::untraceable, fmt::format("it was generated from other kernel templates (hash {}, this fusetune's {}) "
+                                          "and {}, so its code cannot be checked",
+                                          w.env.templates_hash, codegen::templates_hash(), what)};
+    return {V::forged, fmt::format("its {}", what)};
+  };
   const spec::Problem problem = spec::parse(w.canonical);
   codegen::GenerateOptions gen;
   gen.problem_text = w.canonical;
@@ -58,7 +66,7 @@ Provenance check_provenance(const db::WinnerRecord& w) {
       v = codegen::with_engine(v, *engine);
     if (v.name != name) continue;
     if (codegen::to_json(v) != stored)
-      return {V::forged, fmt::format("its source or plan is not what this fusetune generates for {}", name)};
+      return differs(fmt::format("source or plan is not what this fusetune generates for {}", name));
     if (w.cubin.empty() && w.ptx.empty()) return {};
     if (w.env.nvrtc != gpu::nvrtc_version())
       return {V::untraceable,
@@ -81,7 +89,7 @@ Provenance check_provenance(const db::WinnerRecord& w) {
       return {V::forged, "its CUBIN or PTX is not what NVRTC makes of its source"};
     return {};
   }
-  return {V::forged, fmt::format("this fusetune generates no variant named {} for the problem", name)};
+  return differs(fmt::format("name {} is no variant this fusetune generates for the problem", name));
 }
 
 }  // namespace fusetune::trust

@@ -14,6 +14,8 @@
 #include "common/error.hpp"
 #include "spec/canonical.hpp"
 #include "tune/compile_all.hpp"
+#include "tune/cost_model.hpp"
+#include "tune/guided_search.hpp"
 #include "tune/limits_json.hpp"
 #include "tune/protocol.hpp"
 #include "tune/temp_dir.hpp"
@@ -56,10 +58,10 @@ std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all,
 
 // `--strategy random --budget N`: N solution variants drawn with a fixed seed (so a re-run
 // draws the same ones), plus every baseline and floor.
-std::vector<codegen::Variant> random_subset(std::vector<codegen::Variant> all, size_t budget) {
+std::vector<codegen::Variant> random_subset(std::vector<codegen::Variant> all, size_t budget, uint64_t seed) {
   std::vector<codegen::Variant> out, pool;
   for (auto& v : all) (v.role() == Role::solution ? pool : out).push_back(std::move(v));
-  std::mt19937_64 rng(20261129);
+  std::mt19937_64 rng(20261129 ^ seed);
   std::shuffle(pool.begin(), pool.end(), rng);
   pool.resize(std::min(budget, pool.size()));
   for (auto& v : pool) out.push_back(std::move(v));
@@ -142,7 +144,7 @@ class TuneRun {
     gen.problem_text = rep_.problem;
     gen.plant = opt_.plant;
     variants_ = sample_variants(codegen::generate_variants(problem_, limits_, gen), opt_.max_variants);
-    if (opt_.strategy == "random" && opt_.budget > 0) variants_ = random_subset(std::move(variants_), size_t(opt_.budget));
+    if (opt_.strategy == "random" && opt_.budget > 0) variants_ = random_subset(std::move(variants_), size_t(opt_.budget), opt_.seed);
     if (!opt_.floors) std::erase_if(variants_, [](const codegen::Variant& v) { return v.role() == Role::floor; });
     if (!decision_.only.empty()) {
       std::erase_if(variants_, [&](const codegen::Variant& v) { return v.role() == Role::solution && !wanted(v); });
@@ -419,8 +421,68 @@ class TuneRun {
 
   // --- measure --------------------------------------------------------------------------
   bool measure() {
-    measure_all(Role::solution);
+    if (opt_.strategy == "model") {
+      measure_guided();
+    } else {
+      measure_all(Role::solution);
+    }
     return true;
+  }
+
+  // `--strategy model`: the guided search picks which compiled solution to measure next (each
+  // design's most promising by the cost model first, then by a model fitted to what it measured)
+  // and stops when nothing left is predicted to beat the best by its margin, or at the time
+  // budget. The variants it never ran leave the results: they were neither verified nor timed.
+  void measure_guided() {
+    CostInputs in;
+    in.dev = limits_;
+    in.copy_gbps = rep_.copy_gbps;
+    in.tensor_tflops = opt_.math == MathMode::fp32 ? 51 : 495;
+    in.conv_ms = conv_ms_;
+    std::vector<size_t> idx;
+    std::vector<SearchItem> items;
+    for (size_t i = 0; i < rep_.results.size(); ++i) {
+      const auto& r = rep_.results[i];
+      if (r.variant.role() != Role::solution || r.status != Status::ok) continue;
+      idx.push_back(i);
+      items.push_back({r.variant.name, r.variant.design, r.variant.params,
+                       prior_ms(problem_, r.variant, r.compile.registers, in)});
+    }
+    GuidedOptions go;
+    go.seed = opt_.seed;
+    GuidedSearch search(std::move(items), go);
+    if (!idx.empty() && !session_) start_session();
+    const auto t0 = Clock::now();
+    std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
+    while (auto j = search.next()) {
+      if (opt_.time_budget_s > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > opt_.time_budget_s) {
+        stop = fmt::format("the time budget of {} s", opt_.time_budget_s);
+        break;
+      }
+      const size_t i = idx[*j];
+      progress("verifying and timing (guided)", search.measured() + 1, idx.size(), rep_.results[i].variant.name);
+      flush(false);
+      batch_.push_back(i);
+      run_one(i);
+      const auto& r = rep_.results[i];
+      search.record(*j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
+    }
+    flush(true);
+    rep_.notes.push_back(fmt::format("guided search measured {} of {} solution variants; it stopped at {}",
+                                     search.measured(), idx.size(), stop));
+    std::vector<bool> drop(rep_.results.size(), false);
+    for (size_t j = 0; j < idx.size(); ++j) drop[idx[j]] = !search.was_measured(j);
+    size_t w = 0;
+    for (size_t i = 0; i < rep_.results.size(); ++i) {
+      if (drop[i]) continue;
+      if (w != i) {
+        rep_.results[w] = std::move(rep_.results[i]);
+        cubin_paths_[w] = std::move(cubin_paths_[i]);
+      }
+      ++w;
+    }
+    rep_.results.resize(w);
+    cubin_paths_.resize(w);
   }
 
   // A pipeline's time with its conv steps at the conv's interleaved time, its other steps at

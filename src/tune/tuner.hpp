@@ -49,8 +49,11 @@ struct TuneOptions {
   std::string plant;              // test-only: planted variants, see codegen/planted.hpp
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
                                   // the first this many cuDNN engine configurations (tests)
-  std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded)
+  std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded) | model
+                                  // (tune/guided_search.hpp: a cost model refined by what it measures)
   int budget = 0;                 // random: how many generated variants to run (0: all)
+  uint64_t seed = 0;              // random and model: the draw / the order of equal predictions
+  double time_budget_s = 0;       // model: stop measuring solutions after this many seconds (0: none)
   bool quick = false;             // a short first pass (3-5 samples): for correctness runs and re-checks
                                   // whose figures come from the interleaved rounds (smoke)
   bool floors = true;             // also run the conv-alone floors (smoke compares with unfused only)

@@ -1,112 +1,90 @@
-// Prototype v6 of the halo-tile fused conv (v5: halo_conv.cu, kept for comparison; the harness
-// takes this file with -DFT_HALO=6). Same GEMM as v5 (K order: 32-channel chunk, r, s, channel;
-// TP x TQ = 128 output pixels per tile, consumer warpgroup i owns pixels 64i .. 64i+63, A from
-// registers). v5 was issue-bound (~30 SASS instructions per 4-byte halo element in the producer,
-// 3 per element per tap for cvt.rna in the consumers); v6 moves that work out of the hot loops:
+// fusetune: the fused implicit-GEMM convolution, halo-tile design (candidate `fused-conv`,
+// design `fused-conv.halo`). One kernel computes the conv on TF32 tensor cores and applies the
+// whole epilogue to the accumulators; only the problem's output leaves the SM. NCHW input.
+//
+// GEMM view: M = output pixels, N = K output channels, K = C*R*S in (32-channel chunk, r, s,
+// channel in chunk) order, so a K tile of 32 is one filter tap of one chunk. A block owns a tile
+// of FT_TP output rows x FT_TQ output columns of one image (128 pixels; consumer warpgroup i the
+// pixels 64i .. 64i+63 in row-major order) and every output channel, ceil(K / FT_BN) column
+// tiles one after the other, so a channel reduction completes inside the block.
+//
+// Why a halo: fused_conv.cu gathers every im2col element on its own (R*S requests per input
+// value, measured as the limit: docs/perf-notes.md). Here the input rows the tile needs, with
+// the halo the filter taps reach, are loaded ONCE per chunk into shared memory and every tap
+// reads them through a shifted view; A goes to wgmma from registers (RS form).
 //  - halo by 16-byte cp.async (8/4-byte when W is not a multiple of 4) into a window whose first
-//    column is aligned to the vector; the consumers add the tile's misalignment to their pixel
-//    offsets. Addresses advance by carries on compile-time steps: no divisions per element.
-//  - TF32 rounding once per halo element (not once per tap): after the copies land, the halo
-//    warps round the buffer in place with an integer add and mask (round half away from zero,
-//    as cvt.rna), so the consumers feed raw shared-memory words to wgmma.
-//  - filter tiles are packed already swizzled, one contiguous block per K tile, and arrive by one
-//    cp.async.bulk per tile (mbarrier transaction count): one thread, a handful of instructions.
+//    column is aligned to the vector (the consumers add the tile's misalignment to their pixel
+//    offsets); addresses advance by carries on compile-time steps: no division per element.
+//  - TF32 rounding once per halo element, in place, after the copies land (not once per tap).
+//  - filter tiles are packed already swizzled, one contiguous block per (column tile, K tile),
+//    and arrive by one cp.async.bulk each (mbarrier transaction count): one thread.
 //  - warp roles: producer warp 0 streams filter tiles, warps 1-3 the halo, each on its own
 //    barriers, so the halo of chunk c+1 is in flight while the consumers run the taps of chunk c.
-//  - persistent: gridDim.x <= SMs, tiles strided over blocks, so the next tile's halo and filters
-//    load under this tile's last taps and epilogue (v5 exposed both at every block start).
+//  - persistent: at most one block per SM (the plan's grid), tiles strided over blocks, so the
+//    next tile's halo and filters load under this tile's last taps and epilogue.
 //  - bias and per-channel parameters staged once per block in shared memory.
 //  - setmaxnreg: producers drop to FT_REGS_P registers, consumers rise to FT_REGS_C.
-// Needs sm_90a. Launch: grid.x = FT_GRID_X, block 384, dynamic shared memory FT_SMEM_BYTES.
-#if FT_TP * FT_TQ != 128
-#error "halo_conv_v6.cu: FT_TP * FT_TQ must be 128"
+// Epilogue: bias + ft_chain (or ft_chain_pre, the reduction across the tile's columns in
+// registers, across the four lanes of a row by shuffles, across column tiles in registers,
+// then ft_chain_post); stores through shared memory 32 channels at a time, so NCHW output is
+// written as runs of consecutive pixels and NHWC output as runs of consecutive channels.
+//
+// Launch: grid.x = min(tiles, SMs), block 384, dynamic shared memory FT_SMEM_BYTES (>=
+// FT_SMEM_NEEDED, checked at run time); x 16-byte aligned (the halo copies are up to 16 bytes).
+// Needs sm_90a. First measured as the prototype
+// bench/fused_conv/halo_conv_v6.cu (docs/perf-notes.md, "v6").
+#ifndef FT_GENERATED
+#define FT_TP 4
+#define FT_TQ 32
+#define FT_BN 128
+#define FT_STAGES 3
+#define FT_REDUCE 0
+#define FT_OUT_NHWC 0
+#define FT_N 2
+#define FT_C 5
+#define FT_H 17
+#define FT_W 19
+#define FT_K 76
+#define FT_R 3
+#define FT_S 2
+#define FT_STRIDE_H 2
+#define FT_STRIDE_W 1
+#define FT_PAD_H 1
+#define FT_PAD_W 1
+#define FT_DIL_H 1
+#define FT_DIL_W 2
+#define FT_P ((FT_H + 2 * FT_PAD_H - FT_DIL_H * (FT_R - 1) - 1) / FT_STRIDE_H + 1)
+#define FT_Q ((FT_W + 2 * FT_PAD_W - FT_DIL_W * (FT_S - 1) - 1) / FT_STRIDE_W + 1)
+#define FT_PQ (FT_P * FT_Q)
+#define FT_HW (FT_H * FT_W)
+#define FT_RS (FT_R * FT_S)
+#define FT_HAS_BIAS 1
+#define FT_NUM_PARAMS 0
+#define FT_CHAN_FLOATS 76
+#include "ft_common.cuh"
+#include "ft_wgmma.cuh"
+#include "ft_tf32.cuh"
+__device__ __forceinline__ float ft_chain(float v, int k, const float* __restrict__ chan) { return v * 2.0f; }
 #endif
 
-template <int N> __device__ __forceinline__ void ft_wgmma_rs(float* d, const unsigned* a, unsigned long long db);
-template <> __device__ __forceinline__ void ft_wgmma_rs<32>(float* d, const unsigned* a, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-      "}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
-}
-template <> __device__ __forceinline__ void ft_wgmma_rs<64>(float* d, const unsigned* a, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
-}
-template <> __device__ __forceinline__ void ft_wgmma_rs<128>(float* d, const unsigned* a, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
-}
-template <> __device__ __forceinline__ void ft_wgmma_rs<256>(float* d, const unsigned* a, unsigned long long db) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
-}
+#if FT_TP * FT_TQ != 128
+#error "fused_conv_halo.cu: FT_TP * FT_TQ must be 128 (two consumer warpgroups of 64 pixels)"
+#endif
+#if FT_STAGES < 2
+#error "fused_conv_halo.cu: FT_STAGES must be at least 2"
+#endif
+#if FT_BN != 32 && FT_BN != 64 && FT_BN != 128 && FT_BN != 256
+#error "fused_conv_halo.cu: FT_BN must be 32, 64, 128 or 256 (a wgmma N)"
+#endif
 
-#define FT_BM 128
 #define FT_CONSUMERS 2
 #define FT_THREADS 384
-#define FT_CC 32                                        // channels per chunk
-#define FT_KG (FT_C * FT_RS)
+#define FT_CC 32                                         // channels per chunk
 #define FT_CHUNKS ((FT_C + FT_CC - 1) / FT_CC)
-#define FT_KT (FT_CHUNKS * FT_RS)                       // K tiles: one tap of one chunk each
-#define FT_KG_PAD (FT_KT * 32)
-#define FT_NT ((FT_K + FT_BN - 1) / FT_BN)
-#define FT_KN_PAD (FT_NT * FT_BN)
+#define FT_KT (FT_CHUNKS * FT_RS)                        // K tiles: one tap of one chunk each
+#define FT_KG_PAD (FT_KT * 32)                           // packed filter row length
+#define FT_NT ((FT_K + FT_BN - 1) / FT_BN)               // column (output channel) tiles
+#define FT_KN_PAD (FT_NT * FT_BN)                        // packed filter rows
 #define FT_HR ((FT_TP - 1) * FT_STRIDE_H + (FT_R - 1) * FT_DIL_H + 1)  // halo rows
 #define FT_HC ((FT_TQ - 1) * FT_STRIDE_W + (FT_S - 1) * FT_DIL_W + 1)  // halo columns used
 // Vector width of the halo copies: a vector never straddles the image's edge (rows start at a
@@ -115,8 +93,8 @@ template <> __device__ __forceinline__ void ft_wgmma_rs<256>(float* d, const uns
 // Vectors per halo row: the window starts up to FT_VW - 1 columns before the first used one.
 #define FT_HCV ((FT_HC + 2 * (FT_VW - 1)) / FT_VW)
 #define FT_HCP (FT_HCV * FT_VW)                          // floats per halo row
-// Floats per halo channel, padded to 8 mod 32 as in v5 (a warp's A loads, 8 pixels x 4
-// channels, hit 32 banks); a multiple of 4, so 16-byte vectors stay aligned.
+// Floats per halo channel, padded to 8 mod 32 (a warp's A loads, 8 pixels x 4 channels, hit
+// 32 banks); a multiple of 4, so 16-byte vectors stay aligned.
 #define FT_CHS ((FT_HR * FT_HCP + 23) / 32 * 32 + 8)
 #define FT_HALO_BYTES (FT_CC * FT_CHS * 4)
 #define FT_HVEC (FT_CC * FT_HR * FT_HCV)                 // copies per chunk
@@ -124,8 +102,8 @@ template <> __device__ __forceinline__ void ft_wgmma_rs<256>(float* d, const uns
 #define FT_HITER ((FT_HVEC + FT_HTHREADS - 1) / FT_HTHREADS)
 #define FT_RVEC (FT_HALO_BYTES / 16)                     // 16-byte words of the rounding pass
 #define FT_RITER ((FT_RVEC + FT_HTHREADS - 1) / FT_HTHREADS)
-#define FT_B_BYTES (FT_BN * 128)
-#define FT_EPI_PITCH 68
+#define FT_B_BYTES (FT_BN * 128)                         // one filter tile: BN rows of 32 TF32
+#define FT_EPI_PITCH 68  // 64 pixels + 4: the accumulator writes and the row reads spread over banks
 #if FT_REDUCE
 #define FT_EPI_BYTES 0
 #else
@@ -135,26 +113,22 @@ template <> __device__ __forceinline__ void ft_wgmma_rs<256>(float* d, const uns
 #define FT_TILES_P ((FT_P + FT_TP - 1) / FT_TP)
 #define FT_TILES_Q ((FT_Q + FT_TQ - 1) / FT_TQ)
 #define FT_TILES ((long long)FT_N * FT_TILES_P * FT_TILES_Q)
-#ifndef FT_SMS
-#define FT_SMS 132  // H100 SXM / H200
-#endif
-#define FT_GRID_X (FT_TILES < FT_SMS ? FT_TILES : FT_SMS)
-// [B stages, 1024-aligned][halo x 2][epilogue][channel vectors][barriers]
+// [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
+// generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
 #define FT_SMEM_NEEDED \
   (1024 + FT_STAGES * FT_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + 64)
+#ifndef FT_SMEM_BYTES
 #define FT_SMEM_BYTES FT_SMEM_NEEDED
-static_assert(FT_SMEM_NEEDED <= 232448, "halo_conv_v6.cu: shared memory over 227 KiB: fewer stages or another tile");
-#ifndef FT_REGS_P
-#define FT_REGS_P 40
 #endif
-#ifndef FT_REGS_C
-#define FT_REGS_C 232
-#endif
+static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTES below the layout's needs");
+#define FT_REGS_P 56   // producer warpgroup: addresses and loop counters only
+#define FT_REGS_C 224  // consumers: BN/2 accumulators + two taps of A fragments + the epilogue
 static_assert(128 * FT_REGS_P + 256 * FT_REGS_C <= 65536, "setmaxnreg: register file over-committed");
 
 // Filters (K, C, R, S) -> one contiguous FT_BN x 128-byte block per (column tile, K tile), in
-// (chunk, r, s, c mod 32) K order, TF32-rounded, 16-byte chunks already in the 128-byte swizzle
-// (chunk j of row n at j ^ (n % 8)), so a stage is one bulk copy.
+// (chunk, r, s, c mod 32) K order, rounded to TF32, 16-byte chunks already in the 128-byte
+// swizzle (chunk j of row n at j ^ (n % 8)), zero-padded: a stage is one bulk copy. Untimed
+// (weights are parameters).
 extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float* __restrict__ w,
                                                                      float* __restrict__ wpack) {
   const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
@@ -173,42 +147,13 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
 // the block's shared-memory copy.
 __device__ __forceinline__ float ft_epilogue_value(float v, int k, const float* chan) {
 #if FT_HAS_BIAS
-  v += chan[k];
+  v += chan[FT_BIAS_K(k)];
 #endif
 #if FT_REDUCE
-  return ft_chain_pre(v, k, chan);
+  return FT_PLANT_CHAIN(ft_chain_pre, v, FT_CHAN_K(k), chan);
 #else
-  return ft_chain(v, k, chan);
+  return FT_PLANT_CHAIN(ft_chain, v, FT_CHAN_K(k), chan);
 #endif
-}
-
-// Same rounding as cvt.rna.tf32.f32 (nearest, ties away) for finite values and infinities, in
-// two integer instructions (cvt.rna is three in SASS: a compare, a predicated add, a mask).
-__device__ __forceinline__ unsigned ft_tf32_bits(unsigned u) { return (u + 0x1000u) & 0xffffe000u; }
-
-template <int BYTES> __device__ __forceinline__ void ft_cp_async_zfill(unsigned dst, const void* src, bool valid);
-template <> __device__ __forceinline__ void ft_cp_async_zfill<16>(unsigned dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-}
-template <> __device__ __forceinline__ void ft_cp_async_zfill<8>(unsigned dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 8 : 0) : "memory");
-}
-template <> __device__ __forceinline__ void ft_cp_async_zfill<4>(unsigned dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
-}
-__device__ __forceinline__ void ft_mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void ft_bulk_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
-template <int N> __device__ __forceinline__ void ft_setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-}
-template <int N> __device__ __forceinline__ void ft_setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
 
 // Tile index -> image, first output row, first output column.
@@ -223,6 +168,10 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     ft_fused_conv(const float* __restrict__ x, const float* __restrict__ wpack, float* __restrict__ out,
                   const float* __restrict__ chan) {
   extern __shared__ __align__(1024) unsigned char ft_smem_raw[];
+  unsigned dyn_bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(dyn_bytes));
+  if (dyn_bytes < FT_SMEM_NEEDED) __trap();  // launched with less than the layout below needs
+
   const unsigned raw = (unsigned)__cvta_generic_to_shared(ft_smem_raw);
   const unsigned smem0 = (raw + 1023u) & ~1023u;
   unsigned char* const base = ft_smem_raw + (smem0 - raw);
@@ -235,15 +184,14 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const unsigned h_full = bars + 16 * FT_STAGES, h_empty = h_full + 16;
   if (threadIdx.x == 0) {
     for (int s = 0; s < FT_STAGES; ++s) {
-      ft_mbar_init(b_full + 8 * s, 1);
-      ft_mbar_init(b_empty + 8 * s, 4 * FT_CONSUMERS);
+      ft_mbar_init(b_full + 8 * s, 1);                 // the bulk copy's transaction count
+      ft_mbar_init(b_empty + 8 * s, 4 * FT_CONSUMERS);  // one arrival per consumer warp
     }
     for (int h = 0; h < 2; ++h) {
       ft_mbar_init(h_full + 8 * h, FT_HTHREADS);
       ft_mbar_init(h_empty + 8 * h, 4 * FT_CONSUMERS);
     }
-    // the bulk copies (async proxy) signal these barriers
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    ft_fence_mbar_init();  // the bulk copies (async proxy) signal these barriers
   }
   for (int i = (int)threadIdx.x; i < FT_CHAN_FLOATS; i += FT_THREADS) chan_s[i] = chan[i];
   __syncthreads();
@@ -263,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           for (int kt = 0; kt < FT_KT; ++kt) {
             ft_mbar_wait(b_empty + 8 * stage, phase ^ 1);
             ft_mbar_expect_tx(b_full + 8 * stage, FT_B_BYTES);
-            ft_bulk_g2s(smem0 + stage * FT_B_BYTES, src + kt * FT_BN * 32, FT_B_BYTES, b_full + 8 * stage);
+            ft_bulk_g2s(smem0 + stage * FT_B_BYTES, src + (long long)kt * (FT_BN * 32), FT_B_BYTES, b_full + 8 * stage);
             if (++stage == FT_STAGES) {
               stage = 0;
               phase ^= 1;
@@ -333,7 +281,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
           ft_cp_async_commit();  // wait_group counts committed groups only
           ft_cp_async_wait<0>();
-          // every halo thread's copies have landed: round the whole buffer in place
+          // every halo thread's copies have landed: round the whole buffer to TF32 in place
+          // (ft_tf32.cuh's ft_tf32_bits: as cvt.rna, in integer instructions)
           asm volatile("bar.sync 3, %0;\n" ::"n"(FT_HTHREADS) : "memory");
           uint4* const hv = reinterpret_cast<uint4*>(halo_ptr + h * (FT_HALO_BYTES / 4));
 #pragma unroll 4
@@ -434,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int k = nt * FT_BN + 8 * i + 2 * tq + hh;
-          if (FT_K % FT_BN == 0 || k < FT_K) {
+          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k)) {
             red0 = ft_reduce_step(red0, ft_epilogue_value(acc[4 * i + hh], k, chan_s));
             red1 = ft_reduce_step(red1, ft_epilogue_value(acc[4 * i + 2 + hh], k, chan_s));
           }
@@ -457,12 +406,28 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
         }
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#if FT_OUT_NHWC
         {
+          // a warp stores 32 consecutive channels of one pixel: 128 contiguous bytes
+          const int chn = tid & 31;
+          const int k = nt * FT_BN + 32 * cb + chn;
+          for (int px = tid >> 5; px < 64; px += 4) {
+            const int m = 64 * c + px;
+            const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+            const long long pq = (long long)p * FT_Q + q;
+            if ((FT_K % FT_BN == 0 || k < FT_K) && p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
+              out[(n * FT_PQ + pq) * FT_K + k] = epi[chn * FT_EPI_PITCH + px];
+          }
+        }
+#else
+        {
+          // a thread stores one pixel of 16 channels; a warp 32 consecutive pixels of a channel
           const int px = tid & 63;
           const int m = 64 * c + px;
           const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
-          if (p < FT_P && q < FT_Q) {
-            float* const dst = out + n * FT_K * FT_PQ + (long long)p * FT_Q + q;
+          const long long pq = (long long)p * FT_Q + q;
+          if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
+            float* const dst = out + n * FT_K * FT_PQ + pq;
 #pragma unroll 4
             for (int chn = tid >> 6; chn < 32; chn += 2) {
               const int k = nt * FT_BN + 32 * cb + chn;
@@ -470,11 +435,13 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             }
           }
         }
+#endif
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       }
 #endif
     }
 #if FT_REDUCE
+    // The four lanes of a quad hold the other columns of the same two rows.
 #pragma unroll
     for (int off = 1; off < 4; off *= 2) {
       red0 = ft_reduce_step(red0, __shfl_xor_sync(0xffffffffu, red0, off));
@@ -485,7 +452,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       for (int hf = 0; hf < 2; ++hf) {
         const int m = 64 * c + row0 + 8 * hf;
         const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
-        if (p < FT_P && q < FT_Q) out[n * FT_PQ + (long long)p * FT_Q + q] = ft_chain_post(ft_reduce_finish(hf ? red1 : red0), 0, chan_s);
+        const long long pq = (long long)p * FT_Q + q;
+        if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
+          out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(hf ? red1 : red0), 0, chan_s);
       }
     }
 #endif

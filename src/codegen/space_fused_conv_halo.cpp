@@ -1,0 +1,140 @@
+// Search space of the `fused-conv` candidate's halo design: fused_conv_halo.cu (designs.hpp
+// describes the kernels). The shared-memory sums here mirror the template's macros one for one.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "codegen/designs.hpp"
+
+namespace fusetune::codegen {
+
+namespace {
+
+constexpr int64_t kTilePixels = 128;     // FT_TP * FT_TQ: two consumer warpgroups of 64 pixels
+constexpr int64_t kChunk = 32;           // FT_CC: input channels per halo chunk (one K tile per tap)
+constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups
+constexpr int64_t kEpiPitch = 68;        // FT_EPI_PITCH
+
+// A tile whose halo window reads more than this many input values per output pixel and chunk
+// channel (halo area / 128) is pruned, unless no tile does better: the halo is loaded through
+// shared memory once per chunk, so its area is the producer's traffic and the shared memory a
+// stage ring cannot have. On the presets' 3x3 convs a 1 x 128 tile reads 3.2 values per pixel
+// and measured slowest of the four tile shapes (docs/perf-notes.md, v6).
+constexpr double kMaxHaloAmplification = 2.5;
+
+int64_t vector_width(const Shape& s) { return s.w % 4 == 0 ? 4 : s.w % 2 == 0 ? 2 : 1; }
+
+int64_t halo_rows(const spec::Conv& c, int64_t tp) { return (tp - 1) * c.stride_h + (c.r - 1) * c.dil_h + 1; }
+
+// FT_HCP: floats per halo row, the window widened to whole aligned vectors.
+int64_t halo_row_floats(const spec::Conv& c, const Shape& s, int64_t tq) {
+  const int64_t used = (tq - 1) * c.stride_w + (c.s - 1) * c.dil_w + 1;
+  const int64_t vw = vector_width(s);
+  return (used + 2 * (vw - 1)) / vw * vw;
+}
+
+// FT_CHS: floats per halo channel, padded to 8 mod 32.
+int64_t halo_channel_floats(const spec::Conv& c, const Shape& s, int64_t tp, int64_t tq) {
+  return (halo_rows(c, tp) * halo_row_floats(c, s, tq) + 23) / 32 * 32 + 8;
+}
+
+double halo_amplification(const spec::Conv& c, const Shape& s, int64_t tp) {
+  return double(halo_rows(c, tp) * halo_row_floats(c, s, kTilePixels / tp)) / double(kTilePixels);
+}
+
+}  // namespace
+
+bool fused_conv_halo_applies(const spec::Problem& problem) { return problem.conv.in == spec::Layout::nchw; }
+
+int64_t halo_conv_kg_pad(const Shape& s) { return ceil_div(s.c, kChunk) * s.rs * kChunk; }
+
+int64_t halo_conv_tiles(const Shape& s, const ParamValues& v) {
+  const int64_t tp = v.at("tp");
+  return s.n * ceil_div(s.p, tp) * ceil_div(s.q, kTilePixels / tp);
+}
+
+int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamValues& v) {
+  const int64_t tp = v.at("tp");
+  const int64_t stages = v.at("stages");
+  const int64_t halo = kChunk * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
+  const int64_t epi = v.at("reduce") ? 0 : 2 * 32 * kEpiPitch * 4;
+  const int64_t chan = (s.chan_floats() * 4 + 15) / 16 * 16;
+  return 1024 + stages * v.at("bn") * 128 + 2 * halo + epi + chan + 16 * (stages + 2) + 64;
+}
+
+LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
+  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s));
+}
+
+KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem) {
+  KernelDesign d{"fused-conv.halo", "fused_conv_halo.cu", "ft_fused_conv", {}};
+  ParamSpace& sp = d.space;
+  const spec::Conv& conv = problem.conv;
+  const bool reduce = problem.reduce.has_value();
+  const bool out_nhwc = fused_conv_out_layout(problem) == spec::Layout::nhwc;
+  // tp output rows x 128/tp columns per tile; bn a wgmma N; stages of the filter ring (the halo
+  // has two buffers of its own). The v6 prototype measured 4 x 32, bn 128 and 8-9 stages best
+  // on both presets' shapes, 6 stages within 2% (docs/perf-notes.md).
+  sp.param("tp", "p", {1, 2, 4, 8})
+      .param("bn", "n", {32, 64, 128, 256})
+      .param("stages", "s", {4, 6, 8})
+      .param("reduce", "", {reduce ? 1 : 0})
+      .param("out_nhwc", "", {out_nhwc ? 1 : 0});
+
+  // bn: a column tile up to K rounded up to a power of two (K = 76 may take one 128-wide tile,
+  // padding included, instead of two 64-wide ones), and at most twice the fewest column tiles:
+  // every column tile re-loads the halo and re-runs every tap.
+  int64_t widest = 32;
+  while (widest < s.k && widest < 256) widest *= 2;
+  const int64_t fewest_tiles = ceil_div(s.k, 256);
+  sp.require("bn must not exceed K rounded up to a power of two (a wider tile only computes padding)",
+             [=](const ParamValues& v) { return v.at("bn") <= widest; });
+  sp.require("at most twice the fewest column tiles (ceil(K/bn) <= 2 ceil(K/256)): every column tile "
+             "re-loads the halo and re-runs the taps",
+             [=](const ParamValues& v) { return ceil_div(s.k, v.at("bn")) <= 2 * fewest_tiles; });
+  // A tile wider than the output row only computes padding: its columns past Q are wasted.
+  const int64_t q_cover = std::max<int64_t>(16, ceil_div(s.q, 16) * 16);
+  double best_amp = std::numeric_limits<double>::infinity();
+  for (int64_t tp : {1, 2, 4, 8})
+    if (kTilePixels / tp <= q_cover) best_amp = std::min(best_amp, halo_amplification(conv, s, tp));
+  const double amp_limit = std::max(kMaxHaloAmplification, best_amp);
+  sp.require("the tile's columns (128/tp) must not exceed max(16, Q rounded up to 16)",
+             [=](const ParamValues& v) { return kTilePixels / v.at("tp") <= q_cover; });
+  sp.require("the halo window must read at most 2.5 input values per output pixel (halo area / 128), "
+             "unless no tile shape does better",
+             [=](const ParamValues& v) { return halo_amplification(conv, s, v.at("tp")) <= amp_limit + 1e-9; });
+  // The halo copies address a chunk with 32-bit offsets that step up to 3 planes past its 32
+  // channel planes after the last copy: 35 planes must fit in them.
+  sp.require("35 input channel planes (35*H*W) must fit 32-bit offsets",
+             [=](const ParamValues&) { return (kChunk + 3) * s.hw < (int64_t(1) << 31); });
+  const Shape shape = s;
+  const spec::Conv geometry = conv;
+  const int64_t smem = dev.smem_per_block_optin;
+  sp.require("dynamic shared memory (filter stages + two halo buffers + output staging + channel vectors) "
+             "must fit the device's opt-in " + std::to_string(smem) + " bytes per block",
+             [=](const ParamValues& v) { return halo_conv_smem_bytes(geometry, shape, v) <= smem; });
+  const int64_t max_threads = dev.max_threads_per_block;
+  sp.require("threads per block (384) must not exceed the device's " + std::to_string(max_threads),
+             [=](const ParamValues&) { return kHaloThreads <= max_threads; });
+  const int64_t regs = dev.regs_per_block;
+  sp.require("registers: 384 threads must fit the device's " + std::to_string(regs) +
+                 " per block (setmaxnreg hands 56 to producers, 224 to consumers)",
+             [=](const ParamValues&) { return 128 * 56 + 256 * 224 <= regs; });
+  const int64_t largest = std::max({s.input_elems(), s.weight_elems(), s.conv_out_elems()});
+  sp.require("the packed filters (K rounded up to bn) x (C rounded up to 32, times R*S) must not exceed the "
+             "problem's largest tensor (" + std::to_string(largest) + " floats), the bound on scratch buffers",
+             [=](const ParamValues& v) {
+               return fused_conv_kn_pad(shape, v.at("bn")) * halo_conv_kg_pad(shape) <= largest;
+             });
+
+  sp.launch = [=](const ParamValues& v) {
+    LaunchConfig l;
+    l.grid = {uint32_t(std::min(halo_conv_tiles(shape, v), kPersistentBlocks)), 1, 1};
+    l.block = {uint32_t(kHaloThreads), 1, 1};
+    l.smem_bytes = uint32_t(halo_conv_smem_bytes(geometry, shape, v));
+    return l;
+  };
+  return d;
+}
+
+}  // namespace fusetune::codegen

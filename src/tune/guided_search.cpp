@@ -1,0 +1,178 @@
+#include "tune/guided_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace fusetune::tune {
+
+namespace {
+
+// A parameter an item does not have (cuDNN's default configuration has no knob values).
+constexpr int64_t kAbsent = std::numeric_limits<int64_t>::min();
+
+// Backfitting sweeps: the effects settle in a few; ten is plenty for these small tables.
+constexpr int kSweeps = 10;
+
+int64_t value_of(const SearchItem& item, const std::string& param) {
+  for (const auto& [name, value] : item.params)
+    if (name == param) return value;
+  return kAbsent;
+}
+
+uint64_t fnv1a(uint64_t seed, const std::string& s) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+GuidedSearch::GuidedSearch(std::vector<SearchItem> items, GuidedOptions options)
+    : items_(std::move(items)), opt_(options), state_(items_.size(), State::unmeasured), time_ms_(items_.size(), 0) {
+  for (size_t i = 0; i < items_.size(); ++i) {
+    auto [it, fresh] = designs_.try_emplace(items_[i].design);
+    if (fresh) design_order_.push_back(items_[i].design);
+    it->second.items.push_back(i);
+  }
+  for (auto& [name, d] : designs_) {
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (size_t i : d.items) {
+      lo = std::min(lo, items_[i].prior_ms);
+      hi = std::max(hi, items_[i].prior_ms);
+    }
+    // Equal priors: the model knows nothing that tells the items apart, so the first listed
+    // (for cuDNN's engine configurations, its heuristic's first choice) is the best guess.
+    d.opaque = hi <= lo * (1 + 1e-9);
+    if (d.opaque) {
+      d.probe = d.items.front();
+    } else {
+      d.probe = *std::min_element(d.items.begin(), d.items.end(), [&](size_t a, size_t b) {
+        const auto ka = std::tuple(items_[a].prior_ms, items_[a].params.size(), tie_key(a));
+        const auto kb = std::tuple(items_[b].prior_ms, items_[b].params.size(), tie_key(b));
+        return ka < kb;
+      });
+    }
+  }
+}
+
+uint64_t GuidedSearch::tie_key(size_t i) const { return fnv1a(opt_.seed, items_[i].name); }
+
+void GuidedSearch::record(size_t i, std::optional<double> median_ms) {
+  if (state_.at(i) != State::unmeasured) throw std::logic_error("GuidedSearch: item measured twice");
+  ++measured_count_;
+  if (!median_ms || !(*median_ms > 0) || !std::isfinite(*median_ms)) {
+    state_[i] = State::failed;
+    return;
+  }
+  state_[i] = State::timed;
+  time_ms_[i] = *median_ms;
+  if (best_ms_ == 0 || *median_ms < best_ms_) best_ms_ = *median_ms;
+}
+
+GuidedSearch::Model GuidedSearch::fit(const Design& d) const {
+  Model m;
+  std::vector<size_t> timed;
+  for (size_t i : d.items)
+    if (state_[i] == State::timed) timed.push_back(i);
+  if (timed.empty()) return m;
+  std::vector<std::string> params;
+  for (size_t i : d.items)
+    for (const auto& [name, value] : items_[i].params)
+      if (std::find(params.begin(), params.end(), name) == params.end()) params.push_back(name);
+  std::vector<double> log_t;
+  for (size_t i : timed) log_t.push_back(std::log(time_ms_[i]));
+  const auto effect = [&](const std::string& p, size_t i) {
+    const auto& e = m.effects[p];
+    const auto it = e.find(value_of(items_[i], p));
+    return it == e.end() ? 0.0 : it->second.first;
+  };
+  double sum = 0;
+  for (double t : log_t) sum += t;
+  m.base = sum / double(log_t.size());
+  for (int sweep = 0; sweep < kSweeps; ++sweep) {
+    for (const auto& p : params) {
+      std::map<int64_t, std::pair<double, int>> acc;
+      for (size_t j = 0; j < timed.size(); ++j) {
+        double r = log_t[j] - m.base;
+        for (const auto& q : params)
+          if (q != p) r -= effect(q, timed[j]);
+        auto& [s, n] = acc[value_of(items_[timed[j]], p)];
+        s += r;
+        ++n;
+      }
+      for (auto& [v, sn] : acc) sn.first /= sn.second;
+      m.effects[p] = std::move(acc);
+    }
+    double b = 0;
+    for (size_t j = 0; j < timed.size(); ++j) {
+      double r = log_t[j];
+      for (const auto& p : params) r -= effect(p, timed[j]);
+      b += r;
+    }
+    m.base = b / double(timed.size());
+  }
+  return m;
+}
+
+double GuidedSearch::predict(const Model& m, size_t i) const {
+  const double optimism = std::log(1 - opt_.bonus);
+  double s = m.base;
+  for (const auto& [p, values] : m.effects) {
+    if (values.empty()) continue;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [v, en] : values) best = std::min(best, en.first);
+    const auto it = values.find(value_of(items_[i], p));
+    if (it == values.end()) {
+      s += best + optimism;  // never measured: it may beat the best value seen
+    } else if (it->second.second < opt_.min_samples) {
+      s += std::min(it->second.first, best + optimism);  // measured too rarely to rule out
+    } else {
+      s += it->second.first;
+    }
+  }
+  return std::exp(s);
+}
+
+std::optional<size_t> GuidedSearch::next() {
+  // Every design's probe first, in the order the designs came.
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    if (d.probe && state_[*d.probe] == State::unmeasured) return d.probe;
+  }
+  // A design none of whose measured items verified has no model: its next item by the prior
+  // (a failing design usually fails fast, and one that verifies may still win).
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    const bool any_timed = std::any_of(d.items.begin(), d.items.end(), [&](size_t i) { return state_[i] == State::timed; });
+    if (any_timed) continue;
+    std::optional<size_t> pick;
+    for (size_t i : d.items) {
+      if (state_[i] != State::unmeasured) continue;
+      if (!pick || std::tuple(items_[i].prior_ms, tie_key(i)) < std::tuple(items_[*pick].prior_ms, tie_key(*pick)))
+        pick = i;
+    }
+    if (pick) return pick;
+  }
+  if (best_ms_ == 0) return std::nullopt;  // nothing verified anywhere and nothing left
+  const double bar = best_ms_ * (1 - opt_.margin);
+  std::optional<size_t> pick;
+  double pick_ms = 0;
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    const Model m = fit(d);
+    for (size_t i : d.items) {
+      if (state_[i] != State::unmeasured) continue;
+      const double p = predict(m, i);
+      if (p >= bar) continue;
+      if (!pick || p < pick_ms || (p == pick_ms && tie_key(i) < tie_key(*pick))) {
+        pick = i;
+        pick_ms = p;
+      }
+    }
+  }
+  return pick;
+}
+
+}  // namespace fusetune::tune

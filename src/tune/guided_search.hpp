@@ -1,0 +1,86 @@
+#pragma once
+// `tune --strategy model`: which variant to measure next, and when to stop (README: "Search
+// strategies"). GPU-free and deterministic, so it is tested by replaying the landscapes of
+// recorded H200 tunes (tests/guided_search_test.cpp).
+//
+// The model, per design (variants of one design share a plan shape and differ in parameters):
+//   - a prior from the GPU's figures (tune/cost_model.hpp) picks the design's first variant
+//     (its probe); a design whose variants the prior cannot tell apart (cuDNN's engine
+//     configurations) is probed with the configuration cuDNN lists first, its heuristic's choice;
+//   - once measured, log(time) = base + a main effect per parameter value, fitted by backfitting
+//     to the design's measured variants (parameters of these kernels act nearly independently:
+//     a vector width helps or hurts whatever the block size);
+//   - a value measured fewer than `min_samples` times is optimistic: it may be `bonus` better than
+//     the best value of its parameter seen so far, so every value gets tried where it could win.
+// Next: the unmeasured variant with the smallest prediction over all designs. Stop: when no
+// unmeasured variant is predicted faster than (1 - margin) x the best measured time.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fusetune::tune {
+
+struct SearchItem {
+  std::string name;    // unique
+  std::string design;  // items of one design share a model
+  std::vector<std::pair<std::string, int64_t>> params;
+  double prior_ms = 0;  // the cost model's estimate (tune/cost_model.hpp); 0 when it has none
+};
+
+struct GuidedOptions {
+  // Chosen by replaying the 47 H200 tunes recorded under docs/runs/ (tests/guided_search_test.cpp,
+  // DISABLED_Options prints the sweep): the worst best 1.5% slower than exhaustive's, at most 28%
+  // of a space of 100 or more variants measured, 12% on average.
+  double margin = 0.02;
+  double bonus = 0.12;
+  int min_samples = 2;
+  uint64_t seed = 0;  // breaks ties between equal predictions (deterministic for a seed)
+};
+
+class GuidedSearch {
+ public:
+  GuidedSearch(std::vector<SearchItem> items, GuidedOptions options = {});
+
+  // The next item to measure, or nullopt when the search is done.
+  [[nodiscard]] std::optional<size_t> next();
+  // What measuring item i gave: its median time, or nullopt when it failed (not verified).
+  void record(size_t i, std::optional<double> median_ms);
+
+  [[nodiscard]] size_t measured() const { return measured_count_; }
+  [[nodiscard]] size_t size() const { return items_.size(); }
+  [[nodiscard]] bool was_measured(size_t i) const { return state_.at(i) != State::unmeasured; }
+  // The best time measured so far (0 when none).
+  [[nodiscard]] double best_ms() const { return best_ms_; }
+
+ private:
+  enum class State { unmeasured, failed, timed };
+  struct Design {
+    std::vector<size_t> items;  // in the order given
+    bool opaque = false;        // the prior tells its items apart no better than a guess
+    std::optional<size_t> probe;
+  };
+  struct Model {
+    double base = 0;
+    // parameter -> value -> (effect, times measured)
+    std::map<std::string, std::map<int64_t, std::pair<double, int>>> effects;
+  };
+
+  [[nodiscard]] Model fit(const Design& d) const;
+  [[nodiscard]] double predict(const Model& m, size_t i) const;
+  [[nodiscard]] uint64_t tie_key(size_t i) const;
+
+  std::vector<SearchItem> items_;
+  GuidedOptions opt_;
+  std::vector<State> state_;
+  std::vector<double> time_ms_;
+  std::map<std::string, Design> designs_;
+  std::vector<std::string> design_order_;  // first appearance
+  size_t measured_count_ = 0;
+  double best_ms_ = 0;
+};
+
+}  // namespace fusetune::tune

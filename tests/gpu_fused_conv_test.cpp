@@ -1,0 +1,131 @@
+// Every fused-conv variant (both designs: the im2col gather of fused_conv.cu and the halo tile of
+// fused_conv_halo.cu) verifies against the float64 reference on shapes that break tiling: K not
+// a multiple of any tile, C not a multiple of 32, 8 or 4, C = 1, stride 2, padding, dilation,
+// R != S, N = 1, W odd (4-byte halo copies) and W = 2 mod 4 (8-byte), more tiles than SMs (the
+// persistent blocks stride over tiles), every op, every reduction, NHWC in and out, out=any.
+// The tuner runs only the fused-conv variants (plus the baselines it always runs), in the
+// worker, as `tune` does. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "codegen/generate.hpp"
+#include "common/math_mode.hpp"
+#include "gpu/device_limits.hpp"
+#include "gpu/driver_api.hpp"
+#include "spec/parser.hpp"
+#include "tune/tuner.hpp"
+
+namespace {
+
+using fusetune::tune::Status;
+
+class GpuFusedConv : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  }
+
+  // Runs every fused-conv variant of the spec; returns the designs that verified.
+  static std::set<std::string> expect_every_variant_verifies(const std::string& spec_text) {
+    const fusetune::spec::Problem problem = fusetune::spec::parse(spec_text);
+    std::set<std::string> names;
+    for (const auto& v : fusetune::codegen::generate_variants(problem, *fusetune::gpu::limits_for_arch("sm_90")))
+      if (v.candidate == fusetune::codegen::Candidate::fused_conv) names.insert(v.name);
+    EXPECT_FALSE(names.empty()) << "no fused-conv variant for " << spec_text;
+    fusetune::tune::TuneOptions o;
+    o.math = fusetune::MathMode::tf32;
+    o.worker_exe = FUSETUNE_BINARY;
+    o.quick = true;
+    o.retime_rounds = 3;
+    o.floors = false;
+    o.variant_timeout_s = 60;
+    o.on_device = [&](const nlohmann::json& device) {
+      fusetune::tune::TuneDecision d;
+      d.only = names;
+      const auto limits = device.at("limits");
+      EXPECT_EQ(limits.at("cc_major").get<int>(), 9) << "fused-conv needs an sm_90 GPU";
+      return d;
+    };
+    const auto r = fusetune::tune::run_tune(problem, o);
+    std::set<std::string> ran, verified;
+    for (const auto& v : r.results) {
+      if (v.variant.candidate != fusetune::codegen::Candidate::fused_conv) continue;
+      ran.insert(v.variant.name);
+      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
+      if (v.status == Status::ok) {
+        verified.insert(v.variant.design);
+        std::printf("  %-34s %8.4f ms  worst %.3f of the bound\n", v.variant.name.c_str(), v.time.median_ms,
+                    v.error.worst_ratio);
+      }
+    }
+    EXPECT_EQ(ran, names);
+    return verified;
+  }
+};
+
+TEST_F(GpuFusedConv, AwkwardGeometry) {
+  for (const char* spec : {
+           // C = 5, K = 76, W odd, R != S, stride 2x1, pad, dilation 1x2
+           "conv2d(n=2,c=5,h=17,w=19,k=76,r=3,s=2,stride=2x1,pad=1,dilation=1x2) | add(param[k]) | relu",
+           // C = 40 (a partial chunk), W = 30 (8-byte halo copies), pad 1
+           "conv2d(n=2,c=40,h=30,w=30,k=64,r=3,pad=1) | gelu | clamp(-1,1)",
+           // C = 70, 1 x 5 filters, stride 2, pad 2, W = 33
+           "conv2d(n=3,c=70,h=21,w=33,k=40,r=1,s=5,stride=2,pad=2) | sigmoid",
+           // K = 200 past one 128 tile, NHWC out, W = 68
+           "conv2d(n=2,c=64,h=36,w=68,k=200,r=3,pad=1,out=nhwc) | add(param[k]) | mish",
+           // more tiles than SMs: blocks stride over tiles, the halo buffers alternate across them
+           "conv2d(n=4,c=64,h=130,w=130,k=128,r=3) | min(0.5) | add(param[k]) | mul(2)",
+           // out=any (NHWC), C = 48
+           "conv2d(n=2,c=48,h=32,w=32,k=48,r=3,out=any) | silu",
+           // C = 16 (both designs), K = 24
+           "conv2d(n=2,c=16,h=33,w=31,k=24,r=3,pad=1) | tanh",
+       }) {
+    SCOPED_TRACE(spec);
+    EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
+TEST_F(GpuFusedConv, EveryReductionAndTheOpsAfterIt) {
+  for (const char* spec : {
+           "conv2d(n=3,c=1,h=20,w=20,k=200,r=3) | mul(2) | reduce_min(channel)",
+           "conv2d(n=1,c=96,h=20,w=20,k=256,r=3,dilation=2) | reduce_sum(channel) | mul(0.5)",
+           "conv2d(n=4,c=33,h=47,w=46,k=130,r=3,stride=2,pad=1) | add(param[k]) | reduce_max(channel) | tanh",
+           "conv2d(n=1,c=64,h=40,w=44,k=128,r=3,pad=1) | relu | reduce_mean(channel) | add(1) | sqrt",
+           // more tiles than SMs, with a reduction (kernelbench-32's epilogue)
+           "conv2d(n=8,c=64,h=66,w=66,k=128,r=3) | mul(2) | reduce_min(channel)",
+       }) {
+    SCOPED_TRACE(spec);
+    EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
+TEST_F(GpuFusedConv, EveryOp) {
+  for (const char* spec : {
+           "conv2d(n=2,c=36,h=40,w=44,k=48,r=3) | add(0.25) | sub(param[k]) | rsub(0.5) | mul(param[k]) | div(1.5) | "
+           "rdiv(3) | min(2) | max(-2)",
+           "conv2d(n=2,c=36,h=40,w=44,k=48,r=3) | gelu | gelu_tanh | tanh | sigmoid | silu | mish",
+           "conv2d(n=2,c=36,h=40,w=44,k=48,r=3) | hardswish | hardsigmoid | hardtanh | softplus | relu",
+           "conv2d(n=2,c=36,h=40,w=44,k=48,r=3) | exp | abs | neg | square | neg | abs | sqrt | add(0.5) | log",
+           "conv2d(n=2,c=36,h=40,w=44,k=48,r=3,bias=false) | softplus(2,5) | hardtanh(-0.3,0.3) | leaky_relu",
+       }) {
+    SCOPED_TRACE(spec);
+    EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
+// NHWC input, and NCHW input whose halo design has no point (C = 40 padded to 64 per tap makes
+// its packed filters outgrow this small problem): the gather design.
+TEST_F(GpuFusedConv, NhwcInputAndHaloLessShapesTakeTheGatherDesign) {
+  for (const char* spec : {"conv2d(n=2,c=8,h=12,w=12,k=16,r=3,in=nhwc,out=nhwc) | relu",
+                           "conv2d(n=2,c=40,h=30,w=30,k=72,r=3,in=nhwc) | add(param[k]) | reduce_min",
+                           "conv2d(n=2,c=40,h=17,w=19,k=76,r=3) | relu"}) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(expect_every_variant_verifies(spec), (std::set<std::string>{"fused-conv"})) << spec;
+  }
+}
+
+}  // namespace
