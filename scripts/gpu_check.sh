@@ -39,6 +39,10 @@ if want tests; then
     "$t" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED: $t"; }
     grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$R/gpu-tests.log" | tail -4
   done
+  stamp "from-torch on real models (python/tests with this machine's torch)"
+  FUSETUNE=build/fusetune PYTHONUNBUFFERED=1 python3 python/tests/test_from_torch.py >"$R/from-torch-tests.log" 2>&1 ||
+    { rc=1; echo "FAILED: python/tests/test_from_torch.py"; }
+  tail -4 "$R/from-torch-tests.log"
   pack
 fi
 

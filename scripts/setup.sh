@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev libcli11-dev libsqlite3-dev
-          nlohmann-json3-dev libgtest-dev sqlite3 python3-jsonschema)
+          nlohmann-json3-dev libgtest-dev sqlite3 python3-jsonschema python3-pytest)
 # For the report's screenshot test only (tests/report_screenshot.py skips without them): not
 # every distribution packages Chromium as a plain package, so these may fail to install.
 optional_packages=(chromium python3-pil)

@@ -115,6 +115,19 @@ struct ReportArgs {
 void register_report(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args);
 
+// `fusetune from-torch FILE.py:Class --input-shape N,C,H,W`: a PyTorch model's conv blocks as a
+// spec file, by the embedded Python package (python/fusetune_torch/) run with python3 and torch.
+struct FromTorchArgs {
+  std::string target;       // FILE.py:Class
+  std::string input_shape;  // N,C,H,W
+  std::optional<std::string> init_args;  // JSON
+  std::string math = "tf32";
+  std::optional<std::string> output;     // the spec file (default: standard output)
+  std::optional<std::string> json;       // the blocks as JSON
+};
+void register_from_torch(CLI::App& app, FromTorchArgs& args);
+int run_from_torch(const FromTorchArgs& args);
+
 // `fusetune completion bash`: a bash completion script made from this very command tree.
 struct CompletionArgs {
   std::string shell = "bash";

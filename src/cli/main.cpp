@@ -53,6 +53,7 @@ int run(int argc, char** argv) {
   cli::DbArgs db_args;
   cli::ReportArgs report_args;
   cli::CompletionArgs completion_args;
+  cli::FromTorchArgs from_torch_args;
   cli::register_compile(app, compile_args);
   cli::register_tune(app, tune_args);
   cli::register_query(app, query_args);
@@ -61,6 +62,7 @@ int run(int argc, char** argv) {
   cli::register_db(app, db_args);
   cli::register_devices(app, devices_args);
   cli::register_report(app, report_args);
+  cli::register_from_torch(app, from_torch_args);
   cli::register_completion(app, completion_args);
 
   try {
@@ -80,6 +82,7 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("smoke")) return cli::run_smoke(smoke_args);
     if (app.got_subcommand("db")) return cli::run_db(db_args);
     if (app.got_subcommand("report")) return cli::run_report(report_args);
+    if (app.got_subcommand("from-torch")) return cli::run_from_torch(from_torch_args);
     if (app.got_subcommand("completion")) return cli::run_completion(app, completion_args);
   } catch (const Error& e) {
     fmt::print(stderr, "fusetune: {}\n", e.what());

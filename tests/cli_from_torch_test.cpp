@@ -1,0 +1,56 @@
+// `fusetune from-torch`, the binary's side (GPU-free, no torch needed): it writes the embedded
+// Python package to a private directory, runs $FUSETUNE_PYTHON (default python3) on it with the
+// command's arguments, and passes the exit status on; a Python that cannot be started is one line
+// and exit 2. The Python itself is tested by python/tests (ctest PythonFromTorch).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "cli_run.hpp"
+
+namespace fusetune::testing {
+namespace {
+
+// A stand-in for python3: prints its arguments and the package it was given, exits 1.
+std::string fake_python() {
+  const std::string path = ::testing::TempDir() + "fake_python." + std::to_string(getpid()) + ".sh";
+  std::ofstream f(path);
+  f << "#!/bin/sh\necho \"args: $*\"\npkg=\"${PYTHONPATH%%:*}/fusetune_torch\"\nls \"$pkg\"\nexit 1\n";
+  f.close();
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(CliFromTorch, RunsTheEmbeddedPackageWithTheArgumentsAndPassesItsExitStatusOn) {
+  const std::string py = fake_python();
+  const auto r = run("from-torch model.py:Net --input-shape 8,32,64,64 --init-args '[32]' --math fp32 -o specs.txt "
+                     "--json blocks.json",
+                     "FUSETUNE_PYTHON=" + py + " ");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("args: -m fusetune_torch.from_torch model.py:Net --input-shape 8,32,64,64 --math fp32 "
+                       "--init-args [32] -o specs.txt --json blocks.json"),
+            std::string::npos)
+      << r.out;
+  for (const char* f : {"__init__.py", "from_torch.py", "fx_adapter.py", "graph.py", "match.py", "spec_text.py"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << " not in the package:\n" << r.out;
+  std::remove(py.c_str());
+}
+
+TEST(CliFromTorch, APythonThatCannotStartIsOneLineAndExit2) {
+  const auto r = run("from-torch model.py:Net --input-shape 1,3,8,8", "FUSETUNE_PYTHON=/nonexistent/python3 ");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("FUSETUNE_PYTHON"), std::string::npos) << r.err;
+}
+
+TEST(CliFromTorch, TheInputShapeIsRequired) {
+  const auto r = run("from-torch model.py:Net");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--input-shape"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace fusetune::testing
