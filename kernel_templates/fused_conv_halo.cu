@@ -29,6 +29,13 @@
 // then ft_chain_post); stores through shared memory 32 channels at a time, so NCHW output is
 // written as runs of consecutive pixels and NHWC output as runs of consecutive channels.
 //
+// 3xTF32 (FT_SPLIT 1, `--math fp32`): every operand is split into a TF32 "big" part and the
+// TF32-rounded remainder, and each product is accumulated as small*big + big*small + big*big in
+// fp32 (the small*small term, 2^-22 of the product, is left out): strict-fp32 accuracy from the
+// TF32 tensor cores at a third of their rate. The filters are split once by the pack (a stage
+// holds the big and the small tile), the input tile per element as the consumers read it (the
+// halo stays fp32: no rounding pass).
+//
 // Launch: grid.x = min(tiles, SMs), block 384, dynamic shared memory FT_SMEM_BYTES (>=
 // FT_SMEM_NEEDED, checked at run time); x 16-byte aligned (the halo copies are up to 16 bytes).
 // Needs sm_90a. First measured as the prototype
@@ -40,6 +47,7 @@
 #define FT_STAGES 3
 #define FT_REDUCE 0
 #define FT_OUT_NHWC 0
+#define FT_SPLIT 0
 #define FT_N 2
 #define FT_C 5
 #define FT_H 17
@@ -102,7 +110,12 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_HITER ((FT_HVEC + FT_HTHREADS - 1) / FT_HTHREADS)
 #define FT_RVEC (FT_HALO_BYTES / 16)                     // 16-byte words of the rounding pass
 #define FT_RITER ((FT_RVEC + FT_HTHREADS - 1) / FT_HTHREADS)
+#ifndef FT_SPLIT
+#define FT_SPLIT 0  // 1: 3xTF32 (above)
+#endif
 #define FT_B_BYTES (FT_BN * 128)                         // one filter tile: BN rows of 32 TF32
+#define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))   // a stage: the tile (and its small part)
+#define FT_STAGE_B_FLOATS (FT_STAGE_B_BYTES / 4)
 #define FT_EPI_PITCH 68  // 64 pixels + 4: the accumulator writes and the row reads spread over banks
 #if FT_REDUCE
 #define FT_EPI_BYTES 0
@@ -116,7 +129,7 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 // [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
 // generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
 #define FT_SMEM_NEEDED \
-  (1024 + FT_STAGES * FT_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + 64)
+  (1024 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + 64)
 #ifndef FT_SMEM_BYTES
 #define FT_SMEM_BYTES FT_SMEM_NEEDED
 #endif
@@ -128,19 +141,30 @@ static_assert(128 * FT_REGS_P + 256 * FT_REGS_C <= 65536, "setmaxnreg: register 
 // Filters (K, C, R, S) -> one contiguous FT_BN x 128-byte block per (column tile, K tile), in
 // (chunk, r, s, c mod 32) K order, rounded to TF32, 16-byte chunks already in the 128-byte
 // swizzle (chunk j of row n at j ^ (n % 8)), zero-padded: a stage is one bulk copy. Untimed
-// (weights are parameters).
+// (weights are parameters). Under FT_SPLIT each block is followed by its small part.
 extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float* __restrict__ w,
                                                                      float* __restrict__ wpack) {
   const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
-  if (i >= (long long)FT_KN_PAD * FT_KG_PAD) return;
-  const long long blk = i / (FT_BN * 32);
+  if (i >= (long long)FT_KN_PAD * FT_KG_PAD * (1 + FT_SPLIT)) return;
+  const long long blk = i / (FT_BN * 32) / (1 + FT_SPLIT);
+  const int part = (int)(i / (FT_BN * 32) % (1 + FT_SPLIT));  // 0: big (or the only), 1: small
   const int within = (int)(i % (FT_BN * 32));
   const int nt = (int)(blk / FT_KT), kt = (int)(blk % FT_KT);
   const int row = within >> 5, j = within & 31;
   const int kl = ((((j >> 2) ^ row) & 7) << 2) | (j & 3);
   const int tap = kt % FT_RS, chunk = kt / FT_RS;
   const int n = nt * FT_BN + row, c = chunk * FT_CC + kl;
-  wpack[i] = (n < FT_K && c < FT_C) ? ft_tf32(w[((long long)n * FT_C + c) * FT_RS + tap]) : 0.0f;
+  const float v = (n < FT_K && c < FT_C) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
+  const float big = ft_tf32(v);
+  wpack[i] = part == 0 ? big : ft_tf32(v - big);
+}
+
+// 3xTF32: an input value's big part (TF32, to nearest) and its small part (the remainder,
+// exact in fp32, rounded to TF32); an infinity or NaN has no small part.
+__device__ __forceinline__ void ft_split(unsigned u, unsigned& big, unsigned& small) {
+  big = ft_tf32_bits(u);
+  const float d = __uint_as_float(u) - __uint_as_float(big);
+  small = ft_tf32_bits((__float_as_uint(d) & 0x7f800000u) != 0x7f800000u ? __float_as_uint(d) : 0u);
 }
 
 // Bias and the pre-reduction (or whole) chain on one accumulator of output channel k; chan is
@@ -175,11 +199,12 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const unsigned raw = (unsigned)__cvta_generic_to_shared(ft_smem_raw);
   const unsigned smem0 = (raw + 1023u) & ~1023u;
   unsigned char* const base = ft_smem_raw + (smem0 - raw);
-  float* const halo_ptr = reinterpret_cast<float*>(base + FT_STAGES * FT_B_BYTES);
-  const unsigned halo0 = smem0 + FT_STAGES * FT_B_BYTES;
-  float* const epi_all = reinterpret_cast<float*>(base + FT_STAGES * FT_B_BYTES + 2 * FT_HALO_BYTES);
-  float* const chan_s = reinterpret_cast<float*>(base + FT_STAGES * FT_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES);
-  const unsigned bars = smem0 + FT_STAGES * FT_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES;
+  float* const halo_ptr = reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES);
+  const unsigned halo0 = smem0 + FT_STAGES * FT_STAGE_B_BYTES;
+  float* const epi_all = reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES);
+  float* const chan_s =
+      reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES);
+  const unsigned bars = smem0 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES;
   const unsigned b_full = bars, b_empty = bars + 8 * FT_STAGES;
   const unsigned h_full = bars + 16 * FT_STAGES, h_empty = h_full + 16;
   if (threadIdx.x == 0) {
@@ -207,11 +232,12 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       unsigned phase = 0;
       for (long long tile = blockIdx.x; tile < FT_TILES; tile += gridDim.x) {
         for (int nt = 0; nt < FT_NT; ++nt) {
-          const float* src = wpack + (long long)nt * FT_KT * FT_BN * 32;
+          const float* src = wpack + (long long)nt * FT_KT * FT_STAGE_B_FLOATS;
           for (int kt = 0; kt < FT_KT; ++kt) {
             ft_mbar_wait(b_empty + 8 * stage, phase ^ 1);
-            ft_mbar_expect_tx(b_full + 8 * stage, FT_B_BYTES);
-            ft_bulk_g2s(smem0 + stage * FT_B_BYTES, src + (long long)kt * (FT_BN * 32), FT_B_BYTES, b_full + 8 * stage);
+            ft_mbar_expect_tx(b_full + 8 * stage, FT_STAGE_B_BYTES);
+            ft_bulk_g2s(smem0 + stage * FT_STAGE_B_BYTES, src + (long long)kt * FT_STAGE_B_FLOATS, FT_STAGE_B_BYTES,
+                        b_full + 8 * stage);
             if (++stage == FT_STAGES) {
               stage = 0;
               phase ^= 1;
@@ -281,6 +307,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
           ft_cp_async_commit();  // wait_group counts committed groups only
           ft_cp_async_wait<0>();
+#if !FT_SPLIT
           // every halo thread's copies have landed: round the whole buffer to TF32 in place
           // (ft_tf32.cuh's ft_tf32_bits: as cvt.rna, in integer instructions)
           asm volatile("bar.sync 3, %0;\n" ::"n"(FT_HTHREADS) : "memory");
@@ -297,6 +324,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
               hv[i] = u;
             }
           }
+#else
+          (void)halo_ptr;  // 3xTF32: the consumers split the fp32 values as they read them
+#endif
           ft_mbar_arrive(h_full + 8 * h);
         }
       }
@@ -342,6 +372,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
         const float* const hv0 = halo_ptr + h * (FT_HALO_BYTES / 4) + pix0;
         const float* const hv1 = halo_ptr + h * (FT_HALO_BYTES / 4) + pix1;
         unsigned a[2][4][4];
+#if FT_SPLIT
+        unsigned as[2][4][4];  // the small parts
+#endif
 #pragma unroll
         for (int tap = 0; tap < FT_RS; ++tap) {
           const int r = tap / FT_S, s = tap % FT_S;
@@ -353,13 +386,28 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             a[tap & 1][ks][1] = __float_as_uint(hv1[o]);
             a[tap & 1][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
             a[tap & 1][ks][3] = __float_as_uint(hv1[o + 4 * FT_CHS]);
+#if FT_SPLIT
+#pragma unroll
+            for (int e = 0; e < 4; ++e) ft_split(a[tap & 1][ks][e], a[tap & 1][ks][e], as[tap & 1][ks][e]);
+#endif
           }
           ft_mbar_wait(b_full + 8 * stage, phase);
           // descriptor start address field is (addr >> 4): stage and 32-byte K steps add there
-          const unsigned long long db = desc0 + (unsigned)((stage * FT_B_BYTES) >> 4);
+          const unsigned long long db = desc0 + (unsigned)((stage * FT_STAGE_B_BYTES) >> 4);
           ft_wgmma_fence();
+#if FT_SPLIT
+          // the small terms first, so the big*big products add to what they already hold
+          const unsigned long long dbs = db + (unsigned)(FT_B_BYTES >> 4);
+#pragma unroll
+          for (int ks = 0; ks < 4; ++ks) {
+            ft_wgmma_rs<FT_BN>(acc, as[tap & 1][ks], db + 2 * ks);
+            ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], dbs + 2 * ks);
+            ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], db + 2 * ks);
+          }
+#else
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], db + 2 * ks);
+#endif
           ft_wgmma_commit();
           ft_wgmma_wait<1>();
           // the previous tap's MMAs are done: its stage goes back to the producer

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <future>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "export/export.hpp"
 #include "export_test_winners.hpp"
 #include "plan_test_support.hpp"
+#include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
 #include "trust/provenance.hpp"
@@ -39,8 +41,15 @@ gpu::DeviceLimits sm90() { return *gpu::limits_for_arch("sm_90"); }
 
 using testing::param;
 
-std::vector<Variant> fused(const std::string& spec_text) {
-  return testing::candidate_variants(spec::parse(spec_text), Candidate::fused_conv, sm90());
+// The fused-conv variants `tune` generates for the math mode: TF32 designs, or under strict fp32
+// the 3xTF32 one.
+std::vector<Variant> fused(const std::string& spec_text, bool strict_fp32 = false) {
+  GenerateOptions o;
+  o.strict_fp32 = strict_fp32;
+  std::vector<Variant> out;
+  for (auto& v : generate_variants(spec::parse(spec_text), sm90(), o))
+    if (v.candidate == Candidate::fused_conv) out.push_back(std::move(v));
+  return out;
 }
 
 struct Compiled {
@@ -91,7 +100,8 @@ void expect_all_compile(const std::vector<Variant>& variants, const std::string&
     EXPECT_EQ(r.spill_loads, 0) << v.name << "\n" << r.log;
     // The space's register constraint: min(255, 65536 / threads) per thread (the halo design
     // launches 384 threads and moves registers between its warpgroups with setmaxnreg).
-    const int64_t threads = v.design == "fused-conv.halo" ? 384 : 128 * (param(v, "bm") / 64 + param(v, "producers"));
+    const int64_t threads =
+        v.design.starts_with("fused-conv.halo") ? 384 : 128 * (param(v, "bm") / 64 + param(v, "producers"));
     EXPECT_LE(r.registers, std::min<int64_t>(255, 65536 / threads)) << v.name;
     EXPECT_EQ(r.smem_bytes, 0) << v.name << ": static shared memory besides FT_SMEM_BYTES";
     for (const char* k : {"ft_fused_conv_pack", "ft_fused_conv"})
@@ -121,37 +131,54 @@ TEST(FusedConvCompile, BothDesignsAreCompiled) {
 }
 
 TEST(FusedConvCompile, AwkwardShapesCompileInBothMathModes) {
-  std::vector<Variant> all;
-  for (const char* s : {"conv2d(n=2,c=1,h=40,w=36,k=16,r=3) | relu",
-                        "conv2d(n=2,c=3,h=64,w=64,k=200,r=3) | add(param[k]) | gelu",
-                        "conv2d(n=1,c=16,h=33,w=31,k=24,r=3,stride=2,pad=1,dilation=2) | mul(param[k]) | "
-                        "reduce_max(channel) | sigmoid",
-                        "conv2d(n=2,c=8,h=20,w=24,k=32,r=3,s=5,bias=false) | tanh",
-                        "conv2d(n=2,c=8,h=16,w=16,k=64,r=3,in=nhwc) | reduce_mean(channel) | abs",
-                        "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu",
-                        // the halo design's edges: W odd (4-byte halo copies) and W = 2 mod 4
-                        // (8-byte), C not a multiple of 32, R != S, stride 2 with padding, out=nhwc
-                        "conv2d(n=3,c=40,h=21,w=33,k=40,r=1,s=5,stride=2,pad=2) | sigmoid",
-                        "conv2d(n=2,c=64,h=36,w=70,k=200,r=3,pad=1,out=nhwc) | add(param[k]) | mish",
-                        "conv2d(n=1,c=96,h=20,w=20,k=256,r=3,dilation=2) | reduce_sum(channel) | tanh"}) {
-    // One variant per design and tile (bm or tp, bn) keeps the run short; stages only change
-    // the pipeline depth.
-    std::vector<std::pair<int64_t, int64_t>> seen;
-    for (auto& v : fused(s)) {
-      const bool halo = v.design == "fused-conv.halo";
-      const std::pair<int64_t, int64_t> key{halo ? -param(v, "tp") : param(v, "bm"), param(v, "bn")};
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-      seen.push_back(key);
-      all.push_back(std::move(v));
+  // TF32 variants with tune's tf32 options; under --math fp32 the 3xTF32 variants tune then
+  // generates, with its fp32 options (--fmad=false).
+  for (const bool strict : {false, true}) {
+    std::vector<Variant> all;
+    for (const char* s : {"conv2d(n=2,c=1,h=40,w=36,k=16,r=3) | relu",
+                          "conv2d(n=2,c=3,h=64,w=64,k=200,r=3) | add(param[k]) | gelu",
+                          "conv2d(n=1,c=16,h=33,w=31,k=24,r=3,stride=2,pad=1,dilation=2) | mul(param[k]) | "
+                          "reduce_max(channel) | sigmoid",
+                          "conv2d(n=2,c=8,h=20,w=24,k=32,r=3,s=5,bias=false) | tanh",
+                          "conv2d(n=2,c=8,h=16,w=16,k=64,r=3,in=nhwc) | reduce_mean(channel) | abs",
+                          "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu",
+                          // the halo design's edges: W odd (4-byte halo copies) and W = 2 mod 4
+                          // (8-byte), C not a multiple of 32, R != S, stride 2 with padding, out=nhwc
+                          "conv2d(n=3,c=40,h=21,w=33,k=40,r=1,s=5,stride=2,pad=2) | sigmoid",
+                          "conv2d(n=2,c=64,h=36,w=70,k=200,r=3,pad=1,out=nhwc) | add(param[k]) | mish",
+                          "conv2d(n=1,c=96,h=20,w=20,k=256,r=3,dilation=2) | reduce_sum(channel) | tanh"}) {
+      // One variant per design and tile (bm or tp, bn) keeps the run short; stages only change
+      // the pipeline depth.
+      std::vector<std::tuple<std::string, int64_t, int64_t>> seen;
+      for (auto& v : fused(s, strict)) {
+        const bool halo = v.design.starts_with("fused-conv.halo");
+        const std::tuple<std::string, int64_t, int64_t> key{v.design, halo ? param(v, "tp") : param(v, "bm"),
+                                                            param(v, "bn")};
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        all.push_back(std::move(v));
+      }
     }
+    for (const auto& v : all) EXPECT_EQ(v.design == "fused-conv.halo3x", strict) << v.name;
+    expect_all_compile(all, strict ? "awkward shapes, --math fp32 (3xTF32)" : "awkward shapes", strict);
   }
-  expect_all_compile(all, "awkward shapes");
-  expect_all_compile(all, "awkward shapes, --math fp32", true);
+}
+
+TEST(FusedConvCompile, Every3xTf32PresetVariantCompilesForSm90a) {
+  for (const char* name : {"kernelbench-31", "kernelbench-32"}) {
+    const auto vs = fused(*spec::preset_spec(name), true);
+    for (const auto& v : vs) EXPECT_EQ(v.design, "fused-conv.halo3x") << v.name;
+    expect_all_compile(vs, std::string(name) + ", --math fp32 (3xTF32)", true);
+  }
 }
 
 TEST(FusedConvRecord, StoredWinnerIsTracedAndItsCubinRebuiltForSm90a) {
   const spec::Problem problem = exporter::testing::preset("kernelbench-32");
-  const Variant v = exporter::testing::pick(exporter::testing::variants_of(problem), "fused-conv");
+  // an fp32 winner is a 3xTF32 variant: what `tune --math fp32` generates
+  GenerateOptions strict;
+  strict.strict_fp32 = true;
+  strict.problem_text = spec::canonical(problem);
+  const Variant v = exporter::testing::pick(generate_variants(problem, sm90(), strict), "fused-conv.halo3x");
   db::WinnerRecord w = exporter::testing::winner_for(problem, v, true, "fp32");
   w.env.templates_hash = templates_hash();
   w.env.nvrtc = gpu::nvrtc_version();

@@ -106,7 +106,8 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       // the parameters in the template's order, then the derived ones
       std::vector<std::string> names;
       for (const auto& [n, value] : v.params) names.push_back(n);
-      EXPECT_EQ(names, (std::vector<std::string>{"tp", "bn", "stages", "reduce", "out_nhwc", "tq", "smem_bytes"}));
+      EXPECT_EQ(names, (std::vector<std::string>{"tp", "bn", "stages", "reduce", "out_nhwc", "split", "tq", "smem_bytes"}));
+      EXPECT_EQ(param(v, "split"), 0);
       EXPECT_EQ(param(v, "reduce"), p.reduce ? 1 : 0);
       EXPECT_EQ(param(v, "out_nhwc"), v.output_layout == spec::Layout::nhwc ? 1 : 0);
       EXPECT_EQ(v.name, "fused-conv.halo.p" + std::to_string(tp) + ".n" + std::to_string(bn) + ".s" + std::to_string(stages));
@@ -187,6 +188,46 @@ TEST(FusedConvHalo, BothDesignsBelow32Channels) {
   for (const auto& v : testing::candidate_variants(preset("kernelbench-31"), Candidate::fused_conv, sm90()))
     designs.insert(v.design);
   EXPECT_EQ(designs, (std::set<std::string>{"fused-conv.halo"}));
+}
+
+// --math fp32: the 3xTF32 design only (TF32 products fail the fp32 rule): a stage holds the big
+// and the small filter tile, the pack writes both, bn at most 128.
+TEST(FusedConvHalo, StrictFp32GetsThe3xTf32DesignOnly) {
+  GenerateOptions strict;
+  strict.strict_fp32 = true;
+  for (const auto& p : problems()) {
+    const spec::Conv& c = p.conv;
+    size_t n = 0;
+    for (const auto& v : generate_variants(p, sm90(), strict)) {
+      if (v.candidate != Candidate::fused_conv) continue;
+      SCOPED_TRACE(v.name);
+      ++n;
+      EXPECT_EQ(v.design, "fused-conv.halo3x");
+      EXPECT_EQ(param(v, "split"), 1);
+      const int64_t tp = param(v, "tp"), tq = param(v, "tq"), bn = param(v, "bn"), stages = param(v, "stages");
+      EXPECT_LE(bn, 128);
+      const int64_t vw = c.w % 4 == 0 ? 4 : c.w % 2 == 0 ? 2 : 1;
+      const int64_t hr = (tp - 1) * c.stride_h + (c.r - 1) * c.dil_h + 1;
+      const int64_t hc = (tq - 1) * c.stride_w + (c.s - 1) * c.dil_w + 1;
+      const int64_t chs = (hr * ((hc + 2 * (vw - 1)) / vw * vw) + 23) / 32 * 32 + 8;
+      const int64_t chan_floats = c.k * ((c.bias ? 1 : 0) + p.num_params);
+      EXPECT_EQ(param(v, "smem_bytes"), 1024 + stages * bn * 128 * 2 + 2 * 32 * chs * 4 +
+                                            (p.reduce ? 0 : 2 * 32 * 68 * 4) + round_up(chan_floats * 4, 16) +
+                                            16 * (stages + 2) + 64);
+      const KernelStep& pk = v.plan[0].kernel();
+      EXPECT_EQ(v.buffer(pk.args[1]).floats(), 2 * round_up(c.k, bn) * round_up(c.c, 32) * c.r * c.s);
+      EXPECT_NE(v.source.find("#define FT_SPLIT 1"), std::string::npos);
+      EXPECT_EQ(check_variant(v, p), "");
+    }
+    // Every problem but those whose doubled filters outgrow their largest tensor (the bound on
+    // scratch buffers: the K = 256 dilated conv of one image, the 7 x 7 images).
+    const int64_t largest = std::max({c.input_elems(), c.weight_elems(), c.conv_out_elems()});
+    if (2 * round_up(c.k, 64) * round_up(c.c, 32) * c.r * c.s <= largest) {
+      EXPECT_GT(n, 0u) << spec::canonical(p);
+    }
+  }
+  // TF32 runs get none of them.
+  for (const auto& v : halo(preset("kernelbench-31"))) EXPECT_EQ(v.design, "fused-conv.halo");
 }
 
 TEST(FusedConvHalo, TheGatherDesignStandsInWhereTheHaloHasNoPoint) {

@@ -30,14 +30,17 @@ class GpuFusedConv : public testing::Test {
   }
 
   // Runs every fused-conv variant of the spec; returns the designs that verified.
-  static std::set<std::string> expect_every_variant_verifies(const std::string& spec_text) {
+  static std::set<std::string> expect_every_variant_verifies(const std::string& spec_text,
+                                                              const std::string& math = "tf32") {
     const fusetune::spec::Problem problem = fusetune::spec::parse(spec_text);
     std::set<std::string> names;
-    for (const auto& v : fusetune::codegen::generate_variants(problem, *fusetune::gpu::limits_for_arch("sm_90")))
+    fusetune::codegen::GenerateOptions gen;
+    gen.strict_fp32 = math == "fp32";
+    for (const auto& v : fusetune::codegen::generate_variants(problem, *fusetune::gpu::limits_for_arch("sm_90"), gen))
       if (v.candidate == fusetune::codegen::Candidate::fused_conv) names.insert(v.name);
     EXPECT_FALSE(names.empty()) << "no fused-conv variant for " << spec_text;
     fusetune::tune::TuneOptions o;
-    o.math = fusetune::MathMode::tf32;
+    o.math = *fusetune::parse_math_mode(math);
     o.worker_exe = FUSETUNE_BINARY;
     o.quick = true;
     o.retime_rounds = 3;
@@ -125,6 +128,17 @@ TEST_F(GpuFusedConv, NhwcInputAndHaloLessShapesTakeTheGatherDesign) {
                            "conv2d(n=2,c=40,h=17,w=19,k=76,r=3) | relu"}) {
     SCOPED_TRACE(spec);
     EXPECT_EQ(expect_every_variant_verifies(spec), (std::set<std::string>{"fused-conv"})) << spec;
+  }
+}
+
+// --math fp32: the 3xTF32 variants verify under the fp32 rule (1e-4 + 1e-4 |ref| on every
+// element of both draws), where the TF32 ones were all wrong_result.
+TEST_F(GpuFusedConv, ThreeTf32PassesTheFp32Rule) {
+  for (const char* spec : {"conv2d(n=2,c=64,h=36,w=68,k=200,r=3,pad=1) | add(param[k]) | mish",
+                           "conv2d(n=8,c=64,h=66,w=66,k=128,r=3) | mul(2) | reduce_min(channel)",
+                           "conv2d(n=4,c=64,h=130,w=130,k=128,r=3) | min(0.5) | add(param[k]) | mul(2)"}) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(expect_every_variant_verifies(spec, "fp32"), (std::set<std::string>{"fused-conv.halo3x"})) << spec;
   }
 }
 

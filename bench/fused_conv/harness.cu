@@ -54,7 +54,11 @@ int main() {
   for (auto& v : w) v = rand() / (float)RAND_MAX * 2 - 1;
   for (auto& v : b) v = rand() / (float)RAND_MAX * 2 - 1;
   float *dx, *dw, *dp, *db, *dout;
+#if defined(FT_SPLIT) && FT_SPLIT
+  const long long pe = (long long)FT_KN_PAD * FT_KG_PAD * 2;  // 3xTF32: big and small filter tiles
+#else
   const long long pe = (long long)FT_KN_PAD * FT_KG_PAD;
+#endif
   CK(cudaMalloc(&dx, xe * 4)); CK(cudaMalloc(&dw, we * 4)); CK(cudaMalloc(&dp, pe * 4));
   CK(cudaMalloc(&db, FT_K * 4)); CK(cudaMalloc(&dout, oe * 4));
   CK(cudaMemcpy(dx, x.data(), xe * 4, cudaMemcpyHostToDevice));

@@ -40,6 +40,7 @@ int run_compile(const CompileArgs& args) {
 
   codegen::GenerateOptions gen;
   gen.problem_text = spec::canonical(problem);
+  gen.strict_fp32 = args.math == "fp32";
   const auto variants = codegen::generate_variants(problem, *limits, gen);
 
   Progress progress("compiling", variants.size(), args.quiet ? ProgressMode::quiet : ProgressMode::automatic);

@@ -104,9 +104,10 @@ inline constexpr int64_t kPersistentBlocks = 132;
 
 // Whether the halo design can compute the problem: NCHW input (it loads channel planes).
 [[nodiscard]] bool fused_conv_halo_applies(const spec::Problem& problem);
-// Parameters tp, bn, stages (tuned), reduce, out_nhwc (fixed by the problem).
+// Parameters tp, bn, stages (tuned), reduce, out_nhwc (fixed by the problem), split (0: TF32,
+// design "fused-conv.halo"; 1: 3xTF32 for --math fp32, design "fused-conv.halo3x").
 [[nodiscard]] KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev,
-                                                  const spec::Problem& problem);
+                                                  const spec::Problem& problem, bool split = false);
 // The packed filters' row length: C rounded up to 32, times R*S (one 32-wide K tile per tap
 // of a chunk); rows as fused_conv_kn_pad.
 [[nodiscard]] int64_t halo_conv_kg_pad(const Shape& s);
@@ -114,7 +115,7 @@ inline constexpr int64_t kPersistentBlocks = 132;
 [[nodiscard]] int64_t halo_conv_tiles(const Shape& s, const ParamValues& point);
 // Dynamic shared memory of the halo kernel, the template's FT_SMEM_NEEDED: 1024 (alignment
 // slack) + stages filter tiles of bn x 128 bytes + two halo buffers + output staging (none with a
-// reduction) + the channel vectors + barriers.
+// reduction) + the channel vectors + barriers; a 3xTF32 stage holds two filter tiles.
 [[nodiscard]] int64_t halo_conv_smem_bytes(const spec::Conv& conv, const Shape& s, const ParamValues& point);
 [[nodiscard]] LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& point);
 

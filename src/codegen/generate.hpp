@@ -23,6 +23,9 @@ struct GenerateOptions {
   std::string problem_text;
   // TEST-ONLY: append planted bad variants ("wrong,fault,hang"; see codegen/planted.hpp).
   std::string plant;
+  // --math fp32: fused-conv offers its 3xTF32 design (split products, strict-fp32 accuracy)
+  // instead of its TF32 ones, whose products the fp32 rule rejects.
+  bool strict_fp32 = false;
 };
 
 // Throws InputError for a problem codegen cannot express (a per-channel operand after the

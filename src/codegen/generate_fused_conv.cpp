@@ -25,11 +25,17 @@ double fused_conv_bytes(const spec::Problem& problem, const Shape& s) {
 // packed filters' extents and pack launch.
 struct DesignPlan {
   std::vector<std::pair<std::string, int64_t>> derived;  // written as #defines, stored as params
-  int64_t kg_pad = 0;
+  std::vector<std::pair<std::string, int64_t>> pack_dims;  // after KN_PAD
   LaunchConfig pack;
   std::string pack_what;  // the packed filters' description in the plan
   std::vector<std::string> helpers = {};  // templates pasted after ft_wgmma.cuh
 };
+
+std::vector<std::pair<std::string, int64_t>> with_kn_pad(int64_t kn_pad,
+                                                        std::vector<std::pair<std::string, int64_t>> dims) {
+  dims.insert(dims.begin(), {"KN_PAD", kn_pad});
+  return dims;
+}
 
 Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const GenerateOptions& options,
                            const KernelDesign& d, const ParamValues& point, const DesignPlan& dp) {
@@ -60,8 +66,7 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
   const BufferRef w = pb.w();
   const BufferRef chan = pb.chan();
   const BufferRef wpack = pb.scratch(
-      "wpack", TensorLayout::vector, {{"KN_PAD", fused_conv_kn_pad(s, bn)}, {"KG_PAD", dp.kg_pad}},
-      dp.pack_what);
+      "wpack", TensorLayout::vector, with_kn_pad(fused_conv_kn_pad(s, bn), dp.pack_dims), dp.pack_what);
   pb.kernel(kPackKernel, dp.pack, {w, wpack}, {1}, false);
   const BufferRef out = pb.out(layout);
   pb.kernel(d.kernel_name, d.space.launch(point), {x, wpack, out, chan}, {2});
@@ -88,17 +93,20 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
   // wgmma is in sm_90a only: other devices (and GPU-free `compile --arch` for them) get none.
   if (!fused_conv_applies(limits)) return {};
   std::vector<Variant> out;
+  // --math fp32: only the 3xTF32 halo design; the TF32 designs' products cannot pass the fp32
+  // rule (their variants were recorded wrong_result on every preset).
+  const bool split = options.strict_fp32;
   std::vector<ParamValues> halo_points;
   std::optional<KernelDesign> halo;
   if (fused_conv_halo_applies(problem)) {
-    halo = fused_conv_halo_design(s, limits, problem);
+    halo = fused_conv_halo_design(s, limits, problem, split);
     halo_points = halo->space.enumerate();
   }
-  if (gather_design_applies(problem, halo_points.size())) {
+  if (!split && gather_design_applies(problem, halo_points.size())) {
     const KernelDesign d = fused_conv_design(s, limits, problem);
     for (const auto& point : d.space.enumerate()) {
       const DesignPlan dp{{{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}},
-                          fused_conv_kg_pad(s),
+                          {{"KG_PAD", fused_conv_kg_pad(s)}},
                           fused_conv_pack_launch(s, point),
                           "the filters packed for ft_fused_conv: K rounded up to bn by C*R*S rounded up to 32, "
                           "zero-padded"};
@@ -106,11 +114,16 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
     }
   }
   for (const auto& point : halo_points) {
+    std::vector<std::pair<std::string, int64_t>> dims = {{"KG_PAD", halo_conv_kg_pad(s)}};
+    if (split) dims.emplace_back("PARTS", 2);
     const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
-                        halo_conv_kg_pad(s),
+                        dims,
                         halo_conv_pack_launch(s, point),
-                        "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x R*S, "
-                        "zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
+                        split ? "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x "
+                                "R*S, zero-padded, one swizzled bn x 32 block per column tile and K tile of the TF32 "
+                                "big parts, then one of the TF32-rounded remainders (3xTF32)"
+                              : "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x "
+                                "R*S, zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
                         {"ft_tf32.cuh"}};
     out.push_back(fused_conv_variant(problem, s, options, *halo, point, dp));
   }

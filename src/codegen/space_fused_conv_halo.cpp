@@ -59,15 +59,16 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
   const int64_t halo = kChunk * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
   const int64_t epi = v.at("reduce") ? 0 : 2 * 32 * kEpiPitch * 4;
   const int64_t chan = (s.chan_floats() * 4 + 15) / 16 * 16;
-  return 1024 + stages * v.at("bn") * 128 + 2 * halo + epi + chan + 16 * (stages + 2) + 64;
+  return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + 16 * (stages + 2) + 64;
 }
 
 LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
-  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s));
+  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s) * (1 + v.at("split")));
 }
 
-KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem) {
-  KernelDesign d{"fused-conv.halo", "fused_conv_halo.cu", "ft_fused_conv", {}};
+KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem,
+                                    bool split) {
+  KernelDesign d{split ? "fused-conv.halo3x" : "fused-conv.halo", "fused_conv_halo.cu", "ft_fused_conv", {}};
   ParamSpace& sp = d.space;
   const spec::Conv& conv = problem.conv;
   const bool reduce = problem.reduce.has_value();
@@ -79,7 +80,12 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
       .param("bn", "n", {32, 64, 128, 256})
       .param("stages", "s", {4, 6, 8})
       .param("reduce", "", {reduce ? 1 : 0})
-      .param("out_nhwc", "", {out_nhwc ? 1 : 0});
+      .param("out_nhwc", "", {out_nhwc ? 1 : 0})
+      .param("split", "", {split ? 1 : 0});
+  // 3xTF32 keeps a small part of every A fragment beside it (32 more registers per consumer
+  // thread): with 128 accumulators (bn 256) that leaves ptxas too few of the 224.
+  sp.require("3xTF32: bn must not exceed 128 (the small parts of the A fragments take 32 registers)",
+             [](const ParamValues& v) { return v.at("split") == 0 || v.at("bn") <= 128; });
 
   // bn: a column tile up to K rounded up to a power of two (K = 76 may take one 128-wide tile,
   // padding included, instead of two 64-wide ones), and at most twice the fewest column tiles:
@@ -124,7 +130,7 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   sp.require("the packed filters (K rounded up to bn) x (C rounded up to 32, times R*S) must not exceed the "
              "problem's largest tensor (" + std::to_string(largest) + " floats), the bound on scratch buffers",
              [=](const ParamValues& v) {
-               return fused_conv_kn_pad(shape, v.at("bn")) * halo_conv_kg_pad(shape) <= largest;
+               return fused_conv_kn_pad(shape, v.at("bn")) * halo_conv_kg_pad(shape) * (1 + v.at("split")) <= largest;
              });
 
   sp.launch = [=](const ParamValues& v) {

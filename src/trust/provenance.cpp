@@ -52,6 +52,7 @@ Provenance check_provenance(const db::WinnerRecord& w) {
   const spec::Problem problem = spec::parse(w.canonical);
   codegen::GenerateOptions gen;
   gen.problem_text = w.canonical;
+  gen.strict_fp32 = w.math == "fp32";
   const nlohmann::json stored = nlohmann::json::parse(w.variant_json);
   const std::string name = stored.at("name").get<std::string>();
   // A cudnn-fused variant is a generated template pinned to the engine configuration its

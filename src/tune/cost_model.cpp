@@ -75,8 +75,11 @@ double prior_ms(const spec::Problem& problem, const codegen::Variant& v, int reg
   if (v.candidate == codegen::Candidate::fused_conv) {
     const spec::Conv& c = problem.conv;
     const int64_t k_pad = round_up(c.k, param_or(v, "bn", 32));
-    const int64_t gemm_k = v.design == "fused-conv.halo" ? round_up(c.c, 32) * c.r * c.s : round_up(c.c * c.r * c.s, 32);
-    const double flop = 2.0 * double(c.n * c.p() * c.q()) * double(k_pad) * double(gemm_k);
+    const int64_t gemm_k =
+        v.design.starts_with("fused-conv.halo") ? round_up(c.c, 32) * c.r * c.s : round_up(c.c * c.r * c.s, 32);
+    // 3xTF32 runs three products where TF32 runs one
+    const double products = v.design == "fused-conv.halo3x" ? 3.0 : 1.0;
+    const double flop = 2.0 * products * double(c.n * c.p() * c.q()) * double(k_pad) * double(gemm_k);
     kernels = std::max(kernels, flop / (in.tensor_tflops * 1e9) / tail);
   }
   return conv + kernels;

@@ -143,6 +143,7 @@ class TuneRun {
     codegen::GenerateOptions gen;
     gen.problem_text = rep_.problem;
     gen.plant = opt_.plant;
+    gen.strict_fp32 = opt_.math == MathMode::fp32;
     variants_ = sample_variants(codegen::generate_variants(problem_, limits_, gen), opt_.max_variants);
     if (opt_.strategy == "random" && opt_.budget > 0) variants_ = random_subset(std::move(variants_), size_t(opt_.budget), opt_.seed);
     if (!opt_.floors) std::erase_if(variants_, [](const codegen::Variant& v) { return v.role() == Role::floor; });
