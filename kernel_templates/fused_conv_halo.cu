@@ -138,6 +138,16 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 #define FT_REGS_C 224  // consumers: BN/2 accumulators + two taps of A fragments + the epilogue
 static_assert(128 * FT_REGS_P + 256 * FT_REGS_C <= 65536, "setmaxnreg: register file over-committed");
 
+// 3xTF32: a value's big part (TF32, to nearest) and its small part (the remainder, exact in
+// fp32, rounded to TF32), both with their low 13 bits zero as wgmma reads them; an infinity, a
+// NaN, or a value whose big part rounds to infinity has no small part. Filters (the pack) and
+// inputs (the consumers) are split alike.
+__device__ __forceinline__ void ft_split(unsigned u, unsigned& big, unsigned& small) {
+  big = ft_tf32_bits(u);
+  const float d = __uint_as_float(u) - __uint_as_float(big);
+  small = ft_tf32_bits((__float_as_uint(d) & 0x7f800000u) != 0x7f800000u ? __float_as_uint(d) : 0u);
+}
+
 // Filters (K, C, R, S) -> one contiguous FT_BN x 128-byte block per (column tile, K tile), in
 // (chunk, r, s, c mod 32) K order, rounded to TF32, 16-byte chunks already in the 128-byte
 // swizzle (chunk j of row n at j ^ (n % 8)), zero-padded: a stage is one bulk copy. Untimed
@@ -155,16 +165,14 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
   const int tap = kt % FT_RS, chunk = kt / FT_RS;
   const int n = nt * FT_BN + row, c = chunk * FT_CC + kl;
   const float v = (n < FT_K && c < FT_C) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
-  const float big = ft_tf32(v);
-  wpack[i] = part == 0 ? big : ft_tf32(v - big);
-}
-
-// 3xTF32: an input value's big part (TF32, to nearest) and its small part (the remainder,
-// exact in fp32, rounded to TF32); an infinity or NaN has no small part.
-__device__ __forceinline__ void ft_split(unsigned u, unsigned& big, unsigned& small) {
-  big = ft_tf32_bits(u);
-  const float d = __uint_as_float(u) - __uint_as_float(big);
-  small = ft_tf32_bits((__float_as_uint(d) & 0x7f800000u) != 0x7f800000u ? __float_as_uint(d) : 0u);
+#if FT_SPLIT
+  unsigned big, small;
+  ft_split(__float_as_uint(v), big, small);
+  wpack[i] = __uint_as_float(part == 0 ? big : small);
+#else
+  (void)part;
+  wpack[i] = ft_tf32(v);
+#endif
 }
 
 // Bias and the pre-reduction (or whole) chain on one accumulator of output channel k; chan is

@@ -98,7 +98,14 @@ SmokeCheck compile_preset(const std::string& preset, const std::string& arch, un
   CompileAllOptions o;
   o.arch = arch;
   o.jobs = jobs;
-  const auto results = compile_all(codegen::generate_variants(problem, limits), limits, o);
+  // tune's variants in both math modes: under --math fp32 fused-conv generates its 3xTF32
+  // design instead of its TF32 ones (the other candidates are the same in both)
+  std::vector<codegen::Variant> variants = codegen::generate_variants(problem, limits);
+  codegen::GenerateOptions strict;
+  strict.strict_fp32 = true;
+  for (auto& v : codegen::generate_variants(problem, limits, strict))
+    if (v.candidate == codegen::Candidate::fused_conv) variants.push_back(std::move(v));
+  const auto results = compile_all(variants, limits, o);
   size_t failed = 0, spilled = 0;
   std::string first;
   for (const auto& r : results) {
