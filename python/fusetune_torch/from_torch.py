@@ -72,19 +72,25 @@ def load_model(target, init_args):
         raise UsageError(f"{cls}(...): {type(e).__name__}: {e}") from None
 
 
+def one_line(text):
+    """Text from the model (module names, op targets) as it may stand in a comment or a message:
+    a line break there would start a line `tune --spec-file` reads as a spec."""
+    return "".join(ch if " " <= ch != "\x7f" else "?" for ch in str(text))
+
+
 def describe(block):
     params = "; ".join(f"param {i}: {p.describe()}" for i, p in enumerate(block.params))
-    return "  # " + " + ".join(block.module_paths) + (f" ({params})" if params else "")
+    return one_line("  # " + " + ".join(block.module_paths) + (f" ({params})" if params else ""))
 
 
 def write_specs(blocks, unmatched, header):
-    lines = [f"# {h}" for h in header]
+    lines = [one_line(f"# {h}") for h in header]
     for b in blocks:
         lines.append(spec_line(b) + describe(b))
         if b.ends:
-            lines.append(f"#   (the chain ends there: {b.ends})")
+            lines.append(one_line(f"#   (the chain ends there: {b.ends})"))
     for u in unmatched:
-        lines.append(f"# not matched: {u.path}: {u.reason}")
+        lines.append(one_line(f"# not matched: {u.path}: {u.reason}"))
     return "\n".join(lines) + "\n"
 
 
@@ -137,7 +143,7 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump(blocks_json(blocks, unmatched), f, indent=1)
     for u in unmatched:
-        print(f"fusetune from-torch: not matched: {u.path}: {u.reason}", file=sys.stderr)
+        print(one_line(f"fusetune from-torch: not matched: {u.path}: {u.reason}"), file=sys.stderr)
     print(f"fusetune from-torch: {len(blocks)} block(s), {len(unmatched)} conv(s) not matched"
           + (f"; wrote {args.output}" if args.output else ""), file=sys.stderr)
     return 0 if blocks else 1

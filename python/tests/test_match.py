@@ -134,3 +134,17 @@ def test_module_forms_and_identities():
     b = one_block(g)
     assert spec_line(b).split(" | ")[1:] == ["hardtanh(0,6)", "min(0.25)", "hardtanh(-2,2)", "gelu", "softplus(1,20)"]
     assert b.module_paths == ["conv", "act"]
+
+
+def test_model_text_in_comments_stays_on_one_line():
+    from fusetune_torch.from_torch import write_specs
+    g = chain(("relu", (), {}, {"_path": "act\nconv2d(n=1,c=1,h=1,w=1,k=1,r=1) | relu"}))
+    bad = Node("conv", "conv2d", (Ref("x"),), attrs=dict(CONV, groups=2), path="evil\nconv2d(n=9,c=9,h=9,w=9,k=9,r=1)")
+    g2 = Graph([Node("x", "input", shape=(1, 64, 8, 8)), bad, Node("r", "relu", (Ref("conv"),)),
+                Node("out", "output", (Ref("r"),))])
+    blocks, _ = find_blocks(g)
+    _, unmatched = find_blocks(g2)
+    text = write_specs(blocks, unmatched, ["header\nline"])
+    specs = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    assert len(specs) == 1 and specs[0].startswith("conv2d(n=128") and "#" in specs[0]
+    assert all(ln.startswith("#") for ln in text.splitlines() if "n=9" in ln or "header" in ln)
