@@ -1,17 +1,62 @@
 """Runs a fusetune variant (a `variant` object of `fusetune tune --json`) from PyTorch.
 
 The plan's cuDNN conv steps run through torch (cuDNN, same layouts); its generated kernels are
-compiled from the variant's own source with NVRTC through CuPy and launched on torch tensors
-with the plan's launch shapes. Buffers come from the variant's own table
-(src/codegen/variant.hpp): inputs by kind, scratch sized by the table.
+compiled from the variant's own source with NVRTC and launched on torch tensors with the plan's
+launch shapes. Buffers come from the variant's own table (src/codegen/variant.hpp): inputs by
+kind, scratch sized by the table.
+
+Compiled as fusetune compiles them (src/gpu/compiler.cpp): -std=c++17 -default-device, and
+--fmad=false under --math fp32. An arch-specific variant (fused-conv: wgmma, setmaxnreg) is
+compiled for sm_XXa through cuda-python's NVRTC bindings, since CuPy compiles for the plain
+architecture only, and loaded from its CUBIN. A step the plan marks untimed (the fused conv's
+filter pack: the filters are parameters, packed once) runs on the first call only, as fusetune
+runs it outside the timed region.
 """
+import os
+import tempfile
+
 import cupy
 import torch
 import torch.nn.functional as F
 
 
+def _options(math):
+    return ("-std=c++17", "-default-device") + (("--fmad=false",) if math == "fp32" else ())
+
+
+def _arch_specific_module(source, math):
+    """A CuPy module of `source` compiled for this GPU's arch-specific target (sm_90a)."""
+    from cuda.bindings import nvrtc
+    major, minor = torch.cuda.get_device_capability()
+    opts = [f"--gpu-architecture=sm_{major}{minor}a".encode()] + [o.encode() for o in _options(math)]
+
+    def check(result, what):
+        err = result[0]
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise RuntimeError(f"NVRTC {what}: {err}")
+        return result[1:]
+
+    (prog,) = check(nvrtc.nvrtcCreateProgram(source.encode(), b"fusetune.cu", 0, [], []), "create")
+    err = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        (size,) = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError(f"NVRTC compile: {err}\n{log.decode(errors='replace')[-2000:]}")
+    (size,) = check(nvrtc.nvrtcGetCUBINSize(prog), "CUBIN size")
+    cubin = b" " * size
+    check(nvrtc.nvrtcGetCUBIN(prog, cubin), "CUBIN")
+    nvrtc.nvrtcDestroyProgram(prog)
+    # CuPy loads a module from its file lazily (at the first get_function): the file stays until
+    # the process ends.
+    fd, path = tempfile.mkstemp(suffix=".cubin", prefix="fusetune-replay-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(cubin)
+    return cupy.RawModule(path=path)
+
+
 class Replay:
-    def __init__(self, variant, conv, chan, out_channels):
+    def __init__(self, variant, conv, chan, out_channels, math="tf32"):
         """variant: dict; conv: nn.Conv2d (weights); chan: 1-D float tensor [bias][param0]...;
         out_channels: channels of the problem's output (1 after a channel reduction)."""
         self.v = variant
@@ -19,11 +64,18 @@ class Replay:
         self.conv = conv
         self.chan = chan.contiguous()
         self.fns = {}
+        self.calls = 0
         if variant["source"]:
-            mod = cupy.RawModule(code=variant["source"], options=("-std=c++17",))
+            if variant.get("arch_specific"):
+                mod = _arch_specific_module(variant["source"], math)
+            else:
+                mod = cupy.RawModule(code=variant["source"], options=_options(math))
             for st in variant["plan"]:
                 if st["kind"] == "kernel":
-                    self.fns[st["kernel"]] = mod.get_function(st["kernel"])
+                    fn = mod.get_function(st["kernel"])
+                    if st["smem"] > fn.max_dynamic_shared_size_bytes:
+                        fn.max_dynamic_shared_size_bytes = st["smem"]
+                    self.fns[st["kernel"]] = fn
         self.w = conv.weight.detach().contiguous()
         self.floats = {}
         for b in variant["buffers"]:
@@ -49,11 +101,18 @@ class Replay:
         inputs = {"input": x.reshape(-1), "filters": self.w.reshape(-1), "channels": self.chan}
         bufs = {name: inputs[kind] for name, kind in self.kinds.items() if kind in inputs}
         stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
-        p = q = None
+        (sh, sw), (ph, pw), (dh, dw) = self.conv.stride, self.conv.padding, self.conv.dilation
+        p = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1  # no conv step in a fused conv's plan
+        q = (w_ + 2 * pw - dw * (s - 1) - 1) // sw + 1
+        first = self.calls == 0
+        self.calls += 1
         for st in self.v["plan"]:
+            if not st.get("timed", True) and not first:
+                continue  # the filter pack: its output (scratch, kept) depends on the weights only
             if st["kind"] == "cudnn_conv":
                 inp = bufs[st["in"]]
-                filters = bufs[st["filters"]]
+                # The filters may be a scratch buffer an untimed step wrote on the first call.
+                filters = bufs.get(st["filters"]) if st["filters"] in bufs else self._scratch(st["filters"])
                 bias = bufs[st["bias"]][:k] if st["bias"] is not None else None
                 if st["layout"] == "nhwc":
                     xin = inp.view(n, h, w_, c).permute(0, 3, 1, 2)  # NCHW view of NHWC memory
@@ -62,7 +121,6 @@ class Replay:
                     xin = inp.view(n, c, h, w_)
                     wt = filters.view(k, c, r, s)
                 y = F.conv2d(xin, wt, bias, self.conv.stride, self.conv.padding, self.conv.dilation)
-                p, q = y.shape[2], y.shape[3]
                 if st["layout"] == "nhwc":
                     bufs[st["out"]] = y.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).reshape(-1)
                 else:
@@ -80,3 +138,16 @@ class Replay:
         if self.v["output_layout"] == "nhwc":
             return out[: n * p * q * cout].view(n, p, q, cout).permute(0, 3, 1, 2)
         return out[: n * cout * p * q].view(n, cout, p, q)
+
+
+def replayable(variant):
+    """False for a plan with a cuDNN graph step (cudnn-fused), which torch cannot run."""
+    return not any(st["kind"] == "cudnn_graph" for st in variant["plan"])
+
+
+def best_other(report):
+    """The fastest verified solution of a `tune --json` report whose candidate is not the winner's."""
+    win = report["winner"]
+    others = [r for r in report["results"] if r["role"] == "solution" and r["verified"] and r["time_ms"]
+              and r["candidate"] != win["candidate"]]
+    return min(others, key=lambda r: r["time_ms"]["median"], default=None)

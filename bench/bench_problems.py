@@ -1,0 +1,130 @@
+"""Side by side on one GPU, for any problems (not only the presets): PyTorch eager, torch.compile
+(max-autotune-no-cudagraphs) and fusetune's winner, all on the same inputs (torch.rand), in one
+script; beside them the fastest verified solution of another candidate than the winner's, as the
+tune timed both in one run.
+
+    python3 bench/bench_problems.py --fusetune build/fusetune [--math tf32|fp32] [--json-dir DIR]
+        [--reuse] [--no-compile] SPEC...
+
+For each spec (NCHW input): `fusetune tune SPEC --math M --force --json DIR/tune-<hash>-M.json`
+(or that file, with --reuse), a PyTorch model of the spec (nn.Conv2d seeded by torch.manual_seed(0),
+then the epilogue in PyTorch ops with seeded (K,1,1) parameters: bench/check_torch_export_spec.py's
+parser and ops), the winner replayed from PyTorch on that model's
+weights (bench/fusetune_replay.py), checked against eager's output (|d| <= tol + tol |ref| and
+relative L2 <= tol, tol 1e-2 under tf32, 1e-4 under fp32), and every pipeline timed by
+triton.testing.do_bench (median). A cuDNN-graph plan (cudnn-fused), which torch cannot replay,
+shows fusetune's own timing, marked. Prints a markdown table; exit 1 if a replay did not match.
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import triton.testing
+
+sys.path.insert(0, os.path.dirname(__file__))
+from check_torch_export_spec import _apply, compare, parse_spec  # noqa: E402
+from fusetune_replay import Replay, best_other, replayable  # noqa: E402
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
+
+
+class SpecModel(nn.Module):
+    """The spec's problem in PyTorch ops, as a user's model would run it."""
+
+    def __init__(self, conv, stages):
+        super().__init__()
+        self.conv = nn.Conv2d(conv["c"], conv["k"], (conv["r"], conv["s"]), conv["stride"], conv["pad"],
+                              conv["dilation"], bias=conv["bias"])
+        n_params = sum(1 for _, args in stages for a in args if isinstance(a, tuple))
+        self.params = nn.ParameterList(nn.Parameter(torch.randn(conv["k"], 1, 1)) for _ in range(n_params))
+        self.stages = stages
+
+    def forward(self, x):
+        y = self.conv(x)
+        for op, args in self.stages:
+            y = _apply(op, args, y, list(self.params))
+        return y
+
+    def chan(self):
+        """fusetune's per-channel vector: the conv bias (when there is one), then each param[k]."""
+        parts = ([self.conv.bias.detach()] if self.conv.bias is not None else []) + \
+            [p.detach().flatten() for p in self.params]
+        return torch.cat(parts) if parts else torch.zeros(1, device=self.conv.weight.device)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("specs", nargs="+")
+    ap.add_argument("--fusetune", default="build/fusetune")
+    ap.add_argument("--math", default="tf32", choices=["tf32", "fp32"])
+    ap.add_argument("--json-dir", default=".")
+    ap.add_argument("--reuse", action="store_true", help="read an existing tune JSON instead of tuning")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = ap.parse_args()
+
+    tf32 = args.math == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+    tol = 1e-2 if tf32 else 1e-4
+    rows, all_ok = [], True
+    for spec in args.specs:
+        conv, stages = parse_spec(spec)
+        if conv["in"] != "nchw":
+            sys.exit(f"bench_problems: {spec}: only NCHW input is benched (PyTorch's default layout)")
+        json_path = os.path.join(args.json_dir,
+                                 f"tune-{hashlib.sha1(spec.encode()).hexdigest()[:12]}-{args.math}.json")
+        if not (args.reuse and os.path.exists(json_path)):
+            t0 = time.time()
+            subprocess.run([args.fusetune, "tune", spec, "--math", args.math, "--force", "--json", json_path],
+                           check=True, stdout=subprocess.DEVNULL)
+            print(f"{spec}: fusetune tune took {time.time() - t0:.0f} s", file=sys.stderr)
+        report = json.load(open(json_path))
+        torch.manual_seed(0)
+        model = SpecModel(conv, stages).cuda().eval()
+        x = torch.rand(conv["n"], conv["c"], conv["h"], conv["w"], device="cuda")
+        out_channels = 1 if any(op.startswith("reduce_") for op, _ in stages) else conv["k"]
+        win, other = report["winner"], best_other(report)
+        with torch.no_grad():
+            ref = model(x)
+            t_eager = bench(lambda: model(x))
+            if replayable(win["variant"]):
+                replay = Replay(win["variant"], model.conv, model.chan(), out_channels, args.math)
+                ok, line = compare(replay(x), ref, tol)
+                all_ok = all_ok and ok
+                print(f"{spec}: winner {win['name']}: {line}", file=sys.stderr)
+                t_win, check = bench(lambda: replay(x)), "match" if ok else "NO MATCH"
+            else:
+                t_win, check = win["time_ms"]["median"], "own timing (cuDNN graph)"
+            t_comp = float("nan")
+            if not args.no_compile:
+                t0 = time.time()
+                compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
+                compiled(x)
+                torch.cuda.synchronize()
+                print(f"{spec}: torch.compile took {time.time() - t0:.0f} s", file=sys.stderr)
+                t_comp = bench(lambda: compiled(x))
+            t_eager2 = bench(lambda: model(x))  # eager again: drift check
+        rows.append((spec, t_eager, t_eager2, t_comp, t_win, win["name"], check, win["time_ms"]["median"],
+                     other["name"] if other else "-", other["time_ms"]["median"] if other else float("nan")))
+
+    print(f"\n| problem ({args.math}) | eager ms | torch.compile ms | fusetune winner ms | winner | check | "
+          f"vs eager | vs compile | winner, own timing ms | best other candidate | its own timing ms | lead |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for spec, te, te2, tc, tw, wname, check, town, oname, to in rows:
+        print(f"| `{spec}` | {te:.3f} ({te2:.3f}) | {tc:.3f} | {tw:.3f} | {wname} | {check} | {te / tw:.2f}x | "
+              f"{tc / tw:.2f}x | {town:.3f} | {oname} | {to:.3f} | {to / town:.2f}x |")
+    if not all_ok:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
