@@ -21,6 +21,10 @@ BINARY = {"add", "sub", "mul", "truediv", "div", "minimum", "maximum", "min", "m
 REDUCE_FUNCTIONS = {"amin": "reduce_min", "amax": "reduce_max", "sum": "reduce_sum", "mean": "reduce_mean"}
 REDUCE_WITH_INDICES = {"min": "reduce_min", "max": "reduce_max"}  # return (values, indices)
 FP32_MAX = 3.4028234663852886e38
+# Reads of a value's metadata, not of the value: `torch.tensor(0.5, device=x.device)` (KernelBench's
+# model 31), `x.shape`, `x.size()`. They neither fork a chain nor belong to it.
+METADATA_ATTRS = {"device", "dtype", "shape", "ndim", "layout", "is_cuda"}
+METADATA_METHODS = {"size", "dim"}
 
 
 @dataclass
@@ -162,6 +166,17 @@ def _reduction_dim_ok(node: Node):
         raise _Stop(f"{node.op} without keepdim=True: fusetune keeps the channel dimension")
 
 
+def _reads_metadata(u: Node):
+    if u.op == "getattr":
+        return len(u.args) >= 2 and u.args[1] in METADATA_ATTRS
+    return u.op in METADATA_METHODS
+
+
+def value_users(graph: Graph, name):
+    """The nodes that use the value of `name` (its metadata reads left out)."""
+    return [u for u in graph.users_of(name) if not _reads_metadata(u)]
+
+
 def _stages_of(graph: Graph, u: Node, cur: Node, k, reduced):
     """(stages, node whose value continues the chain, nodes consumed) for user u of cur."""
     op = u.op[:-1] if u.op.endswith("_") and u.op[:-1] in UNARY | BINARY | {"clamp", "clip"} else u.op
@@ -224,7 +239,7 @@ def _stages_of(graph: Graph, u: Node, cur: Node, k, reduced):
         if reduced:
             raise _Stop("a second reduction over channels")
         _reduction_dim_ok(u)
-        users = graph.users_of(u.name)
+        users = value_users(graph, u.name)
         if len(users) != 1 or users[0].op != "getitem" or tuple(users[0].args[1:2]) != (0,):
             raise _Stop(f"{op}(dim=1) whose indices are used: fusetune computes the values only")
         return [Stage(REDUCE_WITH_INDICES[op])], users[0], [u.name, users[0].name]
@@ -263,7 +278,7 @@ def find_blocks(graph: Graph):
         k = geometry["k"]
         stages, nodes, paths, cur, reduced, ends = [], [conv.name], [conv.path], conv, False, ""
         while True:
-            users = graph.users_of(cur.name)
+            users = value_users(graph, cur.name)
             if len(users) != 1:
                 ends = f"its value is used {len(users)} times" if users else ""
                 break

@@ -33,9 +33,13 @@ def one_block(g):
 
 
 def test_kernelbench_31():
-    # x = conv(x); x = torch.min(x, torch.tensor(0.5)); x = x + self.bias; x * 2.0
+    # x = conv(x); x = torch.min(x, torch.tensor(0.5, device=x.device)); x = x + self.bias; x * 2.0
+    # As torch.fx traces it: the `x.device` read is a second user of the conv's node, which must
+    # not count as a fork (seen on the H200 on 2026-12-02, docs/runs/2026-12-02/call25-*).
     g = chain(("min", (Ref("c05"),), {}, {}), ("add", (Ref("bias"),), {}, {}), ("mul", (2.0,), {}, {}),
-              extra=[Node("c05", "const", value=0.5), Node("bias", "param", path="bias", shape=(128, 1, 1))])
+              extra=[Node("dev", "getattr", (Ref("conv"), "device")),
+                     Node("c05", "const", value=0.5, kwargs={"device": Ref("dev")}),
+                     Node("bias", "param", path="bias", shape=(128, 1, 1))])
     b = one_block(g)
     assert spec_line(b) == ("conv2d(n=128,c=64,h=128,w=128,k=128,r=3,s=3,stride=1,pad=0,dilation=1,bias=true)"
                             " | min(0.5) | add(param[k]) | mul(2)")
@@ -85,6 +89,17 @@ def test_ops_after_the_reduction_take_scalars_only():
     b = one_block(g)
     assert spec_line(b).endswith(" | reduce_max(channel)")
     assert "one channel is left" in b.ends
+
+
+def test_metadata_reads_are_not_uses_of_the_value():
+    # y = conv(x); s = y.size(); d = y.dtype; relu(y): one use of y's value
+    g = chain(("relu", (), {}, {}), extra=[Node("sz", "size", (Ref("conv"),)),
+                                            Node("dt", "getattr", (Ref("conv"), "dtype"))])
+    assert spec_line(one_block(g)).endswith(" | relu")
+    # an attribute that is not metadata still forks the chain
+    g = chain(("relu", (), {}, {}), extra=[Node("t", "getattr", (Ref("conv"), "T"))])
+    blocks, unmatched = find_blocks(g)
+    assert not blocks and "used 2 times" in unmatched[0].reason
 
 
 def test_forks_and_unknown_ops_end_the_chain():
