@@ -16,6 +16,7 @@
 #include "gpu/device_limits.hpp"
 #include "gpu/driver_api.hpp"
 #include "spec/parser.hpp"
+#include "tune/compile_all.hpp"
 #include "tune/tuner.hpp"
 
 namespace {
@@ -29,16 +30,18 @@ class GpuFusedConv : public testing::Test {
     if (!fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
   }
 
-  // Runs every fused-conv variant of the spec; returns the designs that verified.
-  static std::set<std::string> expect_every_variant_verifies(const std::string& spec_text,
-                                                              const std::string& math = "tf32") {
-    const fusetune::spec::Problem problem = fusetune::spec::parse(spec_text);
+  // The fused-conv variants generated for the problem in a math mode.
+  static std::set<std::string> fused_conv_names(const fusetune::spec::Problem& problem, const std::string& math) {
     std::set<std::string> names;
     fusetune::codegen::GenerateOptions gen;
     gen.strict_fp32 = math == "fp32";
     for (const auto& v : fusetune::codegen::generate_variants(problem, *fusetune::gpu::limits_for_arch("sm_90"), gen))
       if (v.candidate == fusetune::codegen::Candidate::fused_conv) names.insert(v.name);
-    EXPECT_FALSE(names.empty()) << "no fused-conv variant for " << spec_text;
+    return names;
+  }
+
+  // A quick tune (correctness, not figures) of these variants and the baselines, in the worker.
+  static fusetune::tune::TuneOptions quick_options(const std::string& math, const std::set<std::string>& names) {
     fusetune::tune::TuneOptions o;
     o.math = *fusetune::parse_math_mode(math);
     o.worker_exe = FUSETUNE_BINARY;
@@ -46,14 +49,23 @@ class GpuFusedConv : public testing::Test {
     o.retime_rounds = 3;
     o.floors = false;
     o.variant_timeout_s = 60;
-    o.on_device = [&](const nlohmann::json& device) {
+    o.on_device = [names](const nlohmann::json& device) {
       fusetune::tune::TuneDecision d;
       d.only = names;
       const auto limits = device.at("limits");
       EXPECT_EQ(limits.at("cc_major").get<int>(), 9) << "fused-conv needs an sm_90 GPU";
       return d;
     };
-    const auto r = fusetune::tune::run_tune(problem, o);
+    return o;
+  }
+
+  // Runs every fused-conv variant of the spec; returns the designs that verified.
+  static std::set<std::string> expect_every_variant_verifies(const std::string& spec_text,
+                                                              const std::string& math = "tf32") {
+    const fusetune::spec::Problem problem = fusetune::spec::parse(spec_text);
+    const std::set<std::string> names = fused_conv_names(problem, math);
+    EXPECT_FALSE(names.empty()) << "no fused-conv variant for " << spec_text;
+    const auto r = fusetune::tune::run_tune(problem, quick_options(math, names));
     std::set<std::string> ran, verified;
     for (const auto& v : r.results) {
       if (v.variant.candidate != fusetune::codegen::Candidate::fused_conv) continue;
@@ -140,6 +152,44 @@ TEST_F(GpuFusedConv, ThreeTf32PassesTheFp32Rule) {
     SCOPED_TRACE(spec);
     EXPECT_EQ(expect_every_variant_verifies(spec, "fp32"), (std::set<std::string>{"fused-conv.halo3x"})) << spec;
   }
+}
+
+// Inputs of large dynamic range whose sums cancel in part (x over 2^-20 .. 2^20, filters in
+// (-0.4 b, b): reference/problem_data.hpp's make_wide_range_data), under the fp32 rule: every
+// 3xTF32 variant passes on both draws, and every TF32 halo variant, compiled as `--math tf32`
+// compiles it and run in the same tune, fails. A CPU simulation of the same data
+// (bench/accuracy/wide_range_sim.py) gave fp32 and 3xTF32 products a 50x margin under the rule
+// and TF32 products ~20% of outputs over it.
+TEST_F(GpuFusedConv, WideRangeInputsTellThreeTf32FromTf32) {
+  const auto problem = fusetune::spec::parse("conv2d(n=2,c=64,h=20,w=36,k=64,r=3,pad=1) | add(param[k]) | mul(0.5)");
+  const auto limits = *fusetune::gpu::limits_for_arch("sm_90");
+  std::vector<fusetune::codegen::Variant> tf32;
+  for (const auto& v : fusetune::codegen::generate_variants(problem, limits))  // TF32: not strict_fp32
+    if (v.design == "fused-conv.halo") tf32.push_back(v);
+  ASSERT_FALSE(tf32.empty());
+  fusetune::tune::CompileAllOptions copts;
+  copts.arch = limits.arch_flag();
+  auto o = quick_options("fp32", fused_conv_names(problem, "fp32"));
+  o.injected = fusetune::tune::compile_all(tf32, limits, copts);
+  for (const auto& r : o.injected) ASSERT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
+  o.inputs = fusetune::tune::InputRange::wide;
+  const auto r = fusetune::tune::run_tune(problem, o);
+  int split = 0, plain = 0;
+  for (const auto& v : r.results) {
+    if (v.variant.design == "fused-conv.halo3x") {
+      ++split;
+      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      std::printf("  %-34s %s, worst %.3f of the fp32 bound\n", v.variant.name.c_str(),
+                  std::string(status_name(v.status)).c_str(), v.error.worst_ratio);
+    } else if (v.variant.design == "fused-conv.halo") {
+      ++plain;
+      EXPECT_EQ(v.status, Status::wrong_result) << v.variant.name << " (TF32 products) passed the fp32 rule";
+      std::printf("  %-34s %s, worst %.1f of the fp32 bound\n", v.variant.name.c_str(),
+                  std::string(status_name(v.status)).c_str(), v.error.worst_ratio);
+    }
+  }
+  EXPECT_GT(split, 0);
+  EXPECT_EQ(plain, int(tf32.size()));
 }
 
 }  // namespace

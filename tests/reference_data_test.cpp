@@ -122,6 +122,38 @@ TEST(ProblemData, RangesAndNoZeros) {
   EXPECT_EQ(std::set<float>(d.x.begin(), d.x.end()).size() > d.x.size() * 9 / 10, true);
 }
 
+// The accuracy tests' draw: x over every binade of [2^-20, 2^20), positive; filters in
+// (-0.4 b, b), about 29% negative, never 0; the per-channel vectors as the ordinary draw's.
+TEST(ProblemData, WideRangeDrawSpansItsBinadesAndCancelsInPart) {
+  spec::Problem p = small_problem(true, 1);
+  p.conv.k = 64;
+  p.conv.c = 16;  // b = 1/12
+  const ProblemData d = make_wide_range_data(p, 5);
+  std::set<int> binades;
+  for (float v : d.x) {
+    ASSERT_GE(v, 0x1p-20f);
+    ASSERT_LT(v, 0x1p20f);
+    int e = 0;
+    std::frexp(v, &e);
+    binades.insert(e - 1);
+  }
+  EXPECT_EQ(binades.size(), 40u);  // 2^-20 .. 2^19, every one
+  const double b = 1.0 / 12.0;
+  size_t negative = 0;
+  for (float v : d.w) {
+    ASSERT_NE(v, 0.0f);
+    ASSERT_GT(double(v), -0.4 * b);
+    ASSERT_LT(double(v), b);
+    negative += v < 0;
+  }
+  EXPECT_NEAR(double(negative) / double(d.w.size()), 0.4 / 1.4, 0.03);
+  EXPECT_EQ(d.chan, make_problem_data(p, 5, 0.0).chan);
+  const ProblemData again = make_wide_range_data(p, 5);
+  EXPECT_EQ(again.x, d.x);
+  EXPECT_EQ(again.w, d.w);
+  EXPECT_NE(make_wide_range_data(p, 6).x, d.x);
+}
+
 TEST(ProblemData, BiasesMovedOntoThresholds) {
   spec::Problem p = small_problem(true, 0);
   p.conv.k = 8;

@@ -191,6 +191,33 @@ TEST(Tf32Rule, StrictFp32PassesBothRules) {
   EXPECT_LT(j.tf32.worst_ratio, 0.01);
 }
 
+// The accuracy tests' wide-range draw (x over 2^-20 .. 2^20, sums that cancel in part:
+// make_wide_range_data) under the fp32 rule: strict fp32 and 3xTF32 products pass with room,
+// TF32 products fail. What gpu_fused_conv_test's WideRangeInputsTellThreeTf32FromTf32 expects of
+// the kernels holds for the arithmetic first.
+TEST(Tf32Rule, WideRangeDrawTellsTf32ProductsFromFp32Ones) {
+  spec::Problem p;
+  p.conv = conv(2, 64, 12, 12, 16, 3, 3);  // C*R*S = 576, as the presets
+  p.num_params = 1;
+  p.pre = {op(OpKind::add, {param(0)}), op(OpKind::mul, {scalar(0.5)})};
+  const ProblemData d = make_wide_range_data(p, 9);
+  Emulation fp32, split, tf32;
+  fp32.tf32 = false;
+  split.split = true;
+  const Judged f = judge_both(p, d, testing::emulate(p, d, fp32));
+  const Judged s = judge_both(p, d, testing::emulate(p, d, split));
+  const Judged t = judge_both(p, d, testing::emulate(p, d, tf32));
+  EXPECT_TRUE(f.fp32_verdict.ok) << f.fp32_verdict.reason;
+  EXPECT_LT(f.fp32.worst_ratio, 0.1);
+  EXPECT_TRUE(s.fp32_verdict.ok) << s.fp32_verdict.reason;
+  EXPECT_LT(s.fp32.worst_ratio, 0.1);
+  EXPECT_FALSE(t.fp32_verdict.ok) << "TF32 products passed the fp32 rule on the wide-range draw";
+  EXPECT_GT(t.fp32.mismatches, f.fp32.count / 20);
+  std::printf("  worst error over the fp32 bound: fp32 %.4f, 3xTF32 %.4f, TF32 %.1f (%zu of %zu outputs over)\n",
+              f.fp32.worst_ratio, s.fp32.worst_ratio, t.fp32.worst_ratio, size_t(t.fp32.mismatches),
+              size_t(t.fp32.count));
+}
+
 // The model behind the rel-L2 limit: a round-to-nearest TF32 conv lands well inside it (the H200
 // measured 0.74 of sqrt(sum V); docs/runs/2026-11-30/diag-tf32-error.md), with room for small n.
 TEST(Tf32Rule, RoundToNearestSitsInsideTheL2Limit) {

@@ -35,6 +35,7 @@ enum class Bug {
 
 struct Emulation {
   bool tf32 = true;       // false: strict fp32 conv
+  bool split = false;     // 3xTF32: each term as small*big + big*small + big*big (tf32 ignored)
   bool truncate = false;  // tf32 inputs truncated toward zero instead of rounded to nearest
   Bug bug = Bug::none;
   uint64_t order_seed = 7;  // the summation order of the conv's terms
@@ -93,9 +94,15 @@ inline std::vector<float> emulate(const spec::Problem& p, const reference::Probl
           const int64_t ih = oh * c.stride_h - c.pad_h + r * c.dil_h;
           const int64_t iw = ow * c.stride_w - c.pad_w + s * c.dil_w;
           if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
-          const float xv = in(d.x[size_t(((n * c.c + ci) * c.h + ih) * c.w + iw)]);
-          const float wv = in(d.w[size_t(k * crs + t)]);
-          acc = std::fma(xv, wv, acc);  // a TF32 product is exact in fp32: fma == add of the product
+          const float x32 = d.x[size_t(((n * c.c + ci) * c.h + ih) * c.w + iw)];
+          const float w32 = d.w[size_t(k * crs + t)];
+          if (how.split) {  // the order kernel_templates/fused_conv_halo.cu accumulates them
+            const float xb = tf32_round(x32, false), wb = tf32_round(w32, false);
+            const float xs = tf32_round(x32 - xb, false), ws = tf32_round(w32 - wb, false);
+            acc = std::fma(xb, wb, std::fma(xb, ws, std::fma(xs, wb, acc)));
+            continue;
+          }
+          acc = std::fma(in(x32), in(w32), acc);  // a TF32 product is exact in fp32: fma == add of the product
         }
         float v = acc;
         if (c.bias) v = v + d.chan[size_t(how.bug == Bug::bias_shift ? (k + 1) % K : k)];

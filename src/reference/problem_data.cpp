@@ -78,6 +78,21 @@ void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double f
   }
 }
 
+// m * 2^e, m an odd multiple of 2^-23 in (1, 2), e in [-20, 19]: one 64-bit draw each
+// (mantissa from bits 0-21, exponent from bits 32-63).
+float wide(std::mt19937_64& g) {
+  const uint64_t r = g();
+  const double m = 1.0 + double(((r & 0x3FFFFF) << 1) | 1) * 0x1p-23;
+  const int e = int((r >> 32) % 40) - 20;
+  return float(std::ldexp(m, e));
+}
+
+// Odd multiples of 1.4 b * 2^-24 in (-0.4 b, b): never 0.
+float skewed(std::mt19937_64& g, double b) {
+  const auto k = double(2 * (g() >> 41) + 1);  // odd, in (0, 2^24)
+  return float(-0.4 * b + k * (1.4 * b * 0x1p-24));
+}
+
 }  // namespace
 
 int64_t chan_elems(const spec::Problem& p) {
@@ -113,6 +128,14 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
     fill(d.chan.data() + chan_index(p, i), c.k, seed, kStreamParam0 + uint64_t(i), param);
   }
   if (c.bias && threshold_fraction > 0.0) place_biases_on_thresholds(p, d, threshold_fraction);
+  return d;
+}
+
+ProblemData make_wide_range_data(const spec::Problem& p, uint64_t seed) {
+  ProblemData d = make_problem_data(p, seed, 0.0);
+  const double bound = 1.0 / std::sqrt(double(p.conv.c * p.conv.r * p.conv.s));
+  fill(d.x.data(), p.conv.input_elems(), seed, kStreamX, wide);
+  fill(d.w.data(), p.conv.weight_elems(), seed, kStreamW, [bound](std::mt19937_64& g) { return skewed(g, bound); });
   return d;
 }
 

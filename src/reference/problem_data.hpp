@@ -39,4 +39,17 @@ struct ProblemData {
 [[nodiscard]] ProblemData make_problem_data(const spec::Problem& p, uint64_t seed,
                                             double threshold_fraction = 0.25);
 
+// Inputs of large dynamic range whose sums cancel in part, for accuracy checks that tell TF32
+// products from fp32 ones:
+//   x = m * 2^e, m an odd multiple of 2^-23 in (1, 2), e uniform over [-20, 19]: one output
+//     sums terms up to 2^40 apart;
+//   w ~ U(-0.4 b, b), b as above: about 29% of the terms are negative, so sums cancel in part;
+//   chan as make_problem_data's (no biases moved onto thresholds).
+// Why these bounds (bench/accuracy/wide_range_sim.py, float64 against emulated products): exact
+// fp32 products summed in fp32 pass the fp32 rule (1e-4 + 1e-4 |ref|) on such data with a 50x
+// margin and so do 3xTF32 ones, while TF32 products fail it on ~20% of the outputs; with
+// symmetric filters (U(-b, b)) or x of either sign, even fp32 sums fail it where 2^20-sized
+// terms cancel, so no rule-abiding method could pass.
+[[nodiscard]] ProblemData make_wide_range_data(const spec::Problem& p, uint64_t seed);
+
 }  // namespace fusetune::reference

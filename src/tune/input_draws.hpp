@@ -1,5 +1,6 @@
 #pragma once
 // The worker's inputs: `count` independent draws of x, the filters and the per-channel vectors
+// (or, for accuracy tests, draws of wide range: protocol.hpp's InputRange)
 // (the second and later draws put conv biases on the epilogue's thresholds), their
 // channels-last copies (for cuDNN's NHWC algorithm search), and the float64 reference answer
 // of each: the problem's output and the conv alone, with the math mode's bounds.
@@ -13,6 +14,7 @@
 #include "gpu/device_buffer.hpp"
 #include "reference/gpu_reference.hpp"
 #include "spec/problem.hpp"
+#include "tune/protocol.hpp"
 
 namespace fusetune::tune {
 
@@ -25,7 +27,8 @@ struct Draw {
 
 class InputDraws {
  public:
-  InputDraws(const spec::Problem& problem, reference::GpuReference& ref, uint64_t seed, int count, CUstream s);
+  InputDraws(const spec::Problem& problem, reference::GpuReference& ref, uint64_t seed, int count, InputRange inputs,
+             CUstream s);
 
   [[nodiscard]] int count() const { return int(draws_.size()); }
   [[nodiscard]] const Draw& draw(int d) const { return draws_.at(size_t(d)); }

@@ -140,7 +140,8 @@ TimeFigures time_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const SetupRequest& r) {
   return {{"cmd", "setup"}, {"problem", r.problem}, {"math", math_mode_name(r.math)}, {"device", r.device},
-          {"seed", r.seed}, {"draws", r.draws}, {"conv_choices", to_json(r.conv_choices)}};
+          {"seed", r.seed}, {"draws", r.draws}, {"inputs", r.inputs == InputRange::wide ? "wide" : "uniform"},
+          {"conv_choices", to_json(r.conv_choices)}};
 }
 
 SetupRequest setup_request_from_json(const nlohmann::json& j) {
@@ -150,6 +151,9 @@ SetupRequest setup_request_from_json(const nlohmann::json& j) {
   r.device = j.at("device");
   r.seed = j.at("seed");
   r.draws = j.at("draws");
+  const std::string inputs = j.at("inputs");
+  if (inputs != "uniform" && inputs != "wide") throw Error(ExitCode::failure, "worker protocol: unknown input range");
+  r.inputs = inputs == "wide" ? InputRange::wide : InputRange::uniform;
   r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
   return r;
 }

@@ -38,12 +38,19 @@ struct ConvChoice {
 };
 using ConvChoices = std::map<int, ConvChoice>;  // by layout: 0 NCHW, 1 NHWC
 
+// How the worker draws the inputs. uniform: x ~ U(0, 1) like torch.rand, filters like
+// nn.Conv2d's (reference/problem_data.hpp), what every tune uses. wide: x over 2^-20 .. 2^20 and
+// filters whose sums cancel in part (make_wide_range_data), for accuracy tests that tell TF32
+// products from fp32 ones (3xTF32 must pass the fp32 rule there; a TF32 product cannot).
+enum class InputRange { uniform, wide };
+
 struct SetupRequest {
   std::string problem;  // canonical spec
   MathMode math = MathMode::tf32;
   int device = 0;
   uint64_t seed = 20261129;
   int draws = 2;
+  InputRange inputs = InputRange::uniform;
   ConvChoices conv_choices;
 };
 

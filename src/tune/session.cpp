@@ -54,7 +54,7 @@ Session::Session(const SetupRequest& setup)
   const std::string arch = device_.limits.arch_flag();
   ref_ = std::make_unique<reference::GpuReference>(problem_, arch, math_);
   pool_ = std::make_unique<BufferPool>(*ref_);
-  draws_ = std::make_unique<InputDraws>(problem_, *ref_, setup.seed, draws, s);
+  draws_ = std::make_unique<InputDraws>(problem_, *ref_, setup.seed, draws, setup.inputs, s);
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);

@@ -79,6 +79,7 @@ class TuneRun {
     setup_.math = opt.math;
     setup_.device = opt.device;
     setup_.conv_choices = opt.conv_choices;
+    setup_.inputs = opt.inputs;
   }
 
   TuneReport run() {

@@ -71,6 +71,7 @@ struct TuneOptions {
   // cuDNN's algorithm per conv layout to use instead of searching (a stored winner's, so a
   // re-check runs the configuration that was tuned).
   ConvChoices conv_choices;
+  InputRange inputs = InputRange::uniform;  // test-only: how the worker draws x (protocol.hpp)
 };
 
 struct TuneReport {
