@@ -4,7 +4,7 @@ script; beside them the fastest verified solution of another candidate than the 
 tune timed both in one run.
 
     python3 bench/bench_problems.py --fusetune build/fusetune [--math tf32|fp32] [--json-dir DIR]
-        [--reuse] [--no-compile] SPEC...
+        [--reuse] [--no-compile] [--spec-file FILE [--min-channels C]] [SPEC...]
 
 For each spec (NCHW input): `fusetune tune SPEC --math M --force --json DIR/tune-<hash>-M.json`
 (or that file, with --reuse), a PyTorch model of the spec (nn.Conv2d seeded by torch.manual_seed(0),
@@ -62,7 +62,9 @@ class SpecModel(nn.Module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("specs", nargs="+")
+    ap.add_argument("specs", nargs="*")
+    ap.add_argument("--spec-file", help="more specs, one a line (# starts a comment), e.g. bench/problems.txt")
+    ap.add_argument("--min-channels", type=int, default=1, help="only the spec file's problems with C >= this")
     ap.add_argument("--fusetune", default="build/fusetune")
     ap.add_argument("--math", default="tf32", choices=["tf32", "fp32"])
     ap.add_argument("--json-dir", default=".")
@@ -75,8 +77,16 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
     tol = 1e-2 if tf32 else 1e-4
+    specs = list(args.specs)
+    if args.spec_file:
+        for line in open(args.spec_file):
+            line = line.split("#", 1)[0].strip()
+            if line and parse_spec(line)[0]["c"] >= args.min_channels:
+                specs.append(line)
+    if not specs:
+        ap.error("no problem: give SPECs or --spec-file")
     rows, all_ok = [], True
-    for spec in args.specs:
+    for spec in specs:
         conv, stages = parse_spec(spec)
         if conv["in"] != "nchw":
             sys.exit(f"bench_problems: {spec}: only NCHW input is benched (PyTorch's default layout)")

@@ -2,20 +2,24 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|tunetime|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|problems|tunetime|profile|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
-# tuning database is $FUSETUNE_DB (default $OUT/run/tuning.db) and its dump $OUT/run/h200.jsonl.
+# tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
+# beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
 #   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
-#   BENCH_ARGS   for bench/bench_presets.py; TT_ARGS for bench/bench_tuning_time.py (step tunetime)
+#   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py
+#                (step problems: bench/problems.txt's problems with C >= 32, tf32); TT_ARGS for
+#                bench/bench_tuning_time.py (step tunetime)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/fusetune-out}"
 R="$OUT/run"
 mkdir -p "$R"
-export FUSETUNE_DB="${FUSETUNE_DB:-$R/tuning.db}"
+export FUSETUNE_DB="${FUSETUNE_DB:-/tmp/fusetune-db/tuning.db}"
+mkdir -p "$(dirname "$FUSETUNE_DB")"
 # The carried binaries, where a build would have put them.
 if [ -d .gpu ]; then mkdir -p build && cp -f .gpu/fusetune .gpu/*_test build/ 2>/dev/null; fi
 # Paths baked into the binaries (test data, the worker) point at the dev checkout.
@@ -96,9 +100,19 @@ if want smoke; then
 fi
 
 if want bench; then
-  stamp "bench tf32"
-  PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$R" --reuse \
-    --math tf32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-tf32.md" | tail -14 || rc=1
+  for math in ${MATHS:-tf32 fp32}; do
+    stamp "bench $math"
+    PYTHONUNBUFFERED=1 python3 bench/bench_presets.py --fusetune build/fusetune --json-dir "$R" --reuse \
+      --math "$math" ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-$math.md" | tail -14 || rc=1
+    pack
+  done
+fi
+
+if want problems; then
+  stamp "bench problems (C >= 32) tf32"
+  mkdir -p "$R/problems"
+  PYTHONUNBUFFERED=1 python3 bench/bench_problems.py --fusetune build/fusetune --json-dir "$R/problems" \
+    --spec-file bench/problems.txt --min-channels 32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-problems.md" | tail -10 || rc=1
   pack
 fi
 
