@@ -18,16 +18,14 @@ import sys
 
 import torch
 import torch.nn.functional as F
-import triton.testing
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_timing import bench  # noqa: E402
 
 DEFAULT = [
     "conv2d(n=128,c=16,h=192,w=192,k=64,r=3) | relu",
     "conv2d(n=256,c=8,h=128,w=128,k=64,r=3) | relu",
 ]
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
 
 
 def conv_args(spec):

@@ -16,9 +16,9 @@ import time
 
 import torch
 import torch.nn as nn
-import triton.testing
 
 sys.path.insert(0, os.path.dirname(__file__))
+from bench_timing import bench, bench_compiled  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
 
 
@@ -58,10 +58,6 @@ PRESETS = {
     "kernelbench-31": (Model31, (128, 64, 128, 128)),
     "kernelbench-32": (Model32, (64, 64, 256, 256)),
 }
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
 
 
 def main():
@@ -123,14 +119,7 @@ def main():
             t_eager = bench(lambda: model(x))
             t_fuse = bench(lambda: replay(x)) if replay else float("nan")
             t_unfused = bench(lambda: unfused(x)) if unfused else float("nan")
-            t_comp = float("nan")
-            if not args.no_compile:
-                t0 = time.time()
-                compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
-                compiled(x)
-                torch.cuda.synchronize()
-                print(f"{preset}: torch.compile took {time.time() - t0:.0f} s", file=sys.stderr)
-                t_comp = bench(lambda: compiled(x))
+            t_comp = float("nan") if args.no_compile else bench_compiled(model, x, preset)
             t_eager2 = bench(lambda: model(x))  # eager again: drift check
         rows.append((preset, t_eager, t_eager2, t_comp, t_fuse, win["time_ms"]["median"], win["name"],
                      err, rel_l2, tol_ok))

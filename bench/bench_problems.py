@@ -25,15 +25,11 @@ import time
 
 import torch
 import torch.nn as nn
-import triton.testing
 
 sys.path.insert(0, os.path.dirname(__file__))
 from check_torch_export_spec import _apply, compare, parse_spec  # noqa: E402
+from bench_timing import bench, bench_compiled  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
-
-
-def bench(fn):
-    return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
 
 
 class SpecModel(nn.Module):
@@ -114,14 +110,7 @@ def main():
                 t_win, check = bench(lambda: replay(x)), "match" if ok else "NO MATCH"
             else:
                 t_win, check = win["time_ms"]["median"], "own timing (cuDNN graph)"
-            t_comp = float("nan")
-            if not args.no_compile:
-                t0 = time.time()
-                compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
-                compiled(x)
-                torch.cuda.synchronize()
-                print(f"{spec}: torch.compile took {time.time() - t0:.0f} s", file=sys.stderr)
-                t_comp = bench(lambda: compiled(x))
+            t_comp = float("nan") if args.no_compile else bench_compiled(model, x, spec)
             t_eager2 = bench(lambda: model(x))  # eager again: drift check
         rows.append((spec, t_eager, t_eager2, t_comp, t_win, win["name"], check, win["time_ms"]["median"],
                      other["name"] if other else "-", other["time_ms"]["median"] if other else float("nan")))
