@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_timing import bench, bench_compiled  # noqa: E402
+from bench_timing import bench, bench_compiled, torch_math  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
 
 
@@ -70,10 +70,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     args = ap.parse_args()
 
+    torch_math(args.math)
     tf32 = args.math == "tf32"
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = True
     rows = []
     unfused_rows = []
     other_rows = []

@@ -28,7 +28,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
 from check_torch_export_spec import _apply, compare, parse_spec  # noqa: E402
-from bench_timing import bench, bench_compiled  # noqa: E402
+from bench_timing import bench, bench_compiled, torch_math  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
 
 
@@ -68,10 +68,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     args = ap.parse_args()
 
+    torch_math(args.math)
     tf32 = args.math == "tf32"
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = True
     tol = 1e-2 if tf32 else 1e-4
     specs = list(args.specs)
     if args.spec_file:
