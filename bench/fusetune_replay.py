@@ -99,7 +99,10 @@ class Replay:
         k = self.conv.out_channels
         r, s = self.conv.kernel_size
         inputs = {"input": x.reshape(-1), "filters": self.w.reshape(-1), "channels": self.chan}
-        bufs = {name: inputs[kind] for name, kind in self.kinds.items() if kind in inputs}
+        # Scratch kept from earlier calls first: an untimed step (skipped after the first call)
+        # wrote some of it, e.g. the filters a conv or kernel step reads.
+        bufs = dict(self.scratch)
+        bufs.update({name: inputs[kind] for name, kind in self.kinds.items() if kind in inputs})
         stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
         (sh, sw), (ph, pw), (dh, dw) = self.conv.stride, self.conv.padding, self.conv.dilation
         p = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1  # no conv step in a fused conv's plan
@@ -111,8 +114,7 @@ class Replay:
                 continue  # the filter pack: its output (scratch, kept) depends on the weights only
             if st["kind"] == "cudnn_conv":
                 inp = bufs[st["in"]]
-                # The filters may be a scratch buffer an untimed step wrote on the first call.
-                filters = bufs.get(st["filters"]) if st["filters"] in bufs else self._scratch(st["filters"])
+                filters = bufs[st["filters"]]
                 bias = bufs[st["bias"]][:k] if st["bias"] is not None else None
                 if st["layout"] == "nhwc":
                     xin = inp.view(n, h, w_, c).permute(0, 3, 1, 2)  # NCHW view of NHWC memory
