@@ -29,6 +29,14 @@
 // then ft_chain_post); stores through shared memory 32 channels at a time, so NCHW output is
 // written as runs of consecutive pixels and NHWC output as runs of consecutive channels.
 //
+// Epilogue warpgroup (FT_EPI_WG 1): the consumers hand their raw accumulators to a fourth
+// warpgroup through shared memory (one BN x 64 buffer each) and go on with the next tile's taps;
+// that warpgroup adds the bias, runs the chain (and the reduction, one pixel per thread) and
+// stores. Why: with the epilogue on the consumers the tensor cores idle while it runs: on #31's
+// shape leaving the stores out took 16% off the kernel and `mish | mish` instead of `x 2` added
+// 43% (docs/perf-notes.md, v8). Costs the shared memory of the buffers (bn <= 128 fits) and
+// registers: consumers get 184 instead of 224.
+//
 // 3xTF32 (FT_SPLIT 1, `--math fp32`): every operand is split into a TF32 "big" part and the
 // TF32-rounded remainder, and each product is accumulated as small*big + big*small + big*big in
 // fp32 (the small*small term, 2^-22 of the product, is left out): strict-fp32 accuracy from the
@@ -85,8 +93,11 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #error "fused_conv_halo.cu: FT_BN must be 32, 64, 128 or 256 (a wgmma N)"
 #endif
 
+#ifndef FT_EPI_WG
+#define FT_EPI_WG 0
+#endif
 #define FT_CONSUMERS 2
-#define FT_THREADS 384
+#define FT_THREADS (384 + 128 * FT_EPI_WG)
 #define FT_CC 32                                         // channels per chunk
 #define FT_CHUNKS ((FT_C + FT_CC - 1) / FT_CC)
 #define FT_KT (FT_CHUNKS * FT_RS)                        // K tiles: one tap of one chunk each
@@ -117,7 +128,9 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))   // a stage: the tile (and its small part)
 #define FT_STAGE_B_FLOATS (FT_STAGE_B_BYTES / 4)
 #define FT_EPI_PITCH 68  // 64 pixels + 4: the accumulator writes and the row reads spread over banks
-#if FT_REDUCE
+#if FT_EPI_WG
+#define FT_EPI_BYTES (FT_CONSUMERS * FT_BN * FT_EPI_PITCH * 4)  // raw accumulators, a buffer per consumer
+#elif FT_REDUCE
 #define FT_EPI_BYTES 0
 #else
 #define FT_EPI_BYTES (FT_CONSUMERS * 32 * FT_EPI_PITCH * 4)
@@ -128,15 +141,40 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_TILES ((long long)FT_N * FT_TILES_P * FT_TILES_Q)
 // [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
 // generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
-#define FT_SMEM_NEEDED \
-  (1024 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + 64)
+#define FT_SMEM_NEEDED                                                                                  \
+  (1024 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + \
+   32 * FT_EPI_WG + 64)
 #ifndef FT_SMEM_BYTES
 #define FT_SMEM_BYTES FT_SMEM_NEEDED
 #endif
 static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTES below the layout's needs");
-#define FT_REGS_P 56   // producer warpgroup: addresses and loop counters only
+// A fragments of the last FT_AB taps stay in registers while their MMAs run (wgmma.wait
+// FT_AB - 1 after each tap). With FT_RS a multiple of FT_AB a tap's buffer is the same in every
+// chunk, so chunks follow each other without draining the MMAs (FT_CROSS); 3 buffers where R*S
+// is a multiple of 3 (the common 3 x 3), except in 3xTF32, whose small parts double them.
+#ifndef FT_AB
+#if !FT_SPLIT && FT_RS % 3 == 0
+#define FT_AB 3
+#else
+#define FT_AB 2
+#endif
+#endif
+#ifndef FT_CROSS
+// the chunk loop is unrolled for it (below): bounded so NVRTC stays within seconds (3 chunks
+// of bn 256 took 9.5 s of CPU, 2 of bn 128 about 1 s)
+#define FT_CROSS (FT_RS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
+#endif
+constexpr int ft_chunk_unroll = FT_CROSS ? FT_CHUNKS : 1;
+static_assert(FT_STAGES > FT_AB, "fused_conv_halo.cu: the consumers hold FT_AB filter stages while waiting for the next");
+#define FT_REGS_P 56  // producer warpgroup: addresses and loop counters only
+#if FT_EPI_WG
+#define FT_REGS_C 184  // consumers: BN/2 accumulators + two taps of A fragments
+#define FT_REGS_E 88   // the epilogue warpgroup: the op chain
+#else
 #define FT_REGS_C 224  // consumers: BN/2 accumulators + two taps of A fragments + the epilogue
-static_assert(128 * FT_REGS_P + 256 * FT_REGS_C <= 65536, "setmaxnreg: register file over-committed");
+#define FT_REGS_E 0
+#endif
+static_assert(128 * FT_REGS_P + 256 * FT_REGS_C + 128 * FT_REGS_E <= 65536, "setmaxnreg: register file over-committed");
 
 // 3xTF32: a value's big part (TF32, to nearest) and its small part (the remainder, exact in
 // fp32, rounded to TF32), both with their low 13 bits zero as wgmma reads them; an infinity, a
@@ -215,6 +253,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const unsigned bars = smem0 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES;
   const unsigned b_full = bars, b_empty = bars + 8 * FT_STAGES;
   const unsigned h_full = bars + 16 * FT_STAGES, h_empty = h_full + 16;
+  const unsigned e_full = h_empty + 16, e_empty = e_full + 16;  // FT_EPI_WG: a pair per consumer
   if (threadIdx.x == 0) {
     for (int s = 0; s < FT_STAGES; ++s) {
       ft_mbar_init(b_full + 8 * s, 1);                 // the bulk copy's transaction count
@@ -223,6 +262,10 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     for (int h = 0; h < 2; ++h) {
       ft_mbar_init(h_full + 8 * h, FT_HTHREADS);
       ft_mbar_init(h_empty + 8 * h, 4 * FT_CONSUMERS);
+    }
+    for (int c = 0; c < FT_CONSUMERS * FT_EPI_WG; ++c) {
+      ft_mbar_init(e_full + 8 * c, 4);   // one arrival per warp of consumer c
+      ft_mbar_init(e_empty + 8 * c, 4);  // one per epilogue warp
     }
     ft_fence_mbar_init();  // the bulk copies (async proxy) signal these barriers
   }
@@ -342,6 +385,87 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     return;
   }
 
+#if FT_EPI_WG
+  // ---- epilogue warpgroup ------------------------------------------------------------------------
+  if (wg == 1 + FT_CONSUMERS) {
+    ft_setmaxnreg_dec<FT_REGS_E>();
+    const int tid = (int)threadIdx.x - 128 * wg, lane = tid & 31;
+    int ei = 0;  // buffers taken so far: the barriers' phase
+    for (long long tile = blockIdx.x; tile < FT_TILES; tile += gridDim.x) {
+      long long n;
+      int tp0, tq0;
+      ft_tile_coords(tile, n, tp0, tq0);
+#if FT_REDUCE
+      // one pixel per thread: consumer c's pixel px, every channel of every column tile
+      const int c = tid >> 6, px = tid & 63;
+      float red = ft_reduce_init();
+#endif
+      for (int nt = 0; nt < FT_NT; ++nt, ++ei) {
+#if FT_REDUCE
+        ft_mbar_wait(e_full, ei & 1);
+        ft_mbar_wait(e_full + 8, ei & 1);
+        const float* const buf = epi_all + c * FT_BN * FT_EPI_PITCH + px;
+#pragma unroll 8
+        for (int col = 0; col < FT_BN; ++col) {
+          const int k = nt * FT_BN + col;
+          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k))
+            red = ft_reduce_step(red, ft_epilogue_value(buf[col * FT_EPI_PITCH], k, chan_s));
+        }
+        __syncwarp();
+        if (lane == 0) {
+          ft_mbar_arrive(e_empty);
+          ft_mbar_arrive(e_empty + 8);
+        }
+#else
+        for (int c = 0; c < FT_CONSUMERS; ++c) {
+          ft_mbar_wait(e_full + 8 * c, ei & 1);
+          const float* const buf = epi_all + c * FT_BN * FT_EPI_PITCH;
+#if FT_OUT_NHWC
+          // a warp stores 32 consecutive channels of one pixel: 128 contiguous bytes
+          const int chn = tid & 31;
+#pragma unroll 4
+          for (int j = tid >> 5; j < (FT_BN / 32) * 64; j += 4) {
+            const int cb = j >> 6, px = j & 63;
+            const int m = 64 * c + px;
+            const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+            const long long pq = (long long)p * FT_Q + q;
+            const int k = nt * FT_BN + 32 * cb + chn;
+            if ((FT_K % FT_BN == 0 || k < FT_K) && p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
+              out[(n * FT_PQ + pq) * FT_K + k] = ft_epilogue_value(buf[(32 * cb + chn) * FT_EPI_PITCH + px], k, chan_s);
+          }
+#else
+          // a thread stores one pixel of every other channel; a warp 32 consecutive pixels of one
+          const int px = tid & 63;
+          const int m = 64 * c + px;
+          const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+          const long long pq = (long long)p * FT_Q + q;
+          if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
+            float* const dst = out + n * FT_K * FT_PQ + pq;
+#pragma unroll 8
+            for (int col = tid >> 6; col < FT_BN; col += 2) {
+              const int k = nt * FT_BN + col;
+              if (FT_K % FT_BN == 0 || k < FT_K)
+                dst[(long long)k * FT_PQ] = ft_epilogue_value(buf[col * FT_EPI_PITCH + px], k, chan_s);
+            }
+          }
+#endif
+          __syncwarp();
+          if (lane == 0) ft_mbar_arrive(e_empty + 8 * c);
+        }
+#endif
+      }
+#if FT_REDUCE
+      const int m = 64 * c + px;
+      const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+      const long long pq = (long long)p * FT_Q + q;
+      if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
+        out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(red), 0, chan_s);
+#endif
+    }
+    return;
+  }
+#endif
+
   // ---- consumers ---------------------------------------------------------------------------------
   ft_setmaxnreg_inc<FT_REGS_C>();
   const int c = wg - 1;
@@ -361,6 +485,17 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   unsigned phase = 0;
   int ci = 0;
   float acc[FT_BN / 2];
+#if FT_CROSS
+  // A fragments of the last FT_AB taps (in flight in the MMAs), kept across chunks
+  unsigned a[FT_AB][4][4];
+#if FT_SPLIT
+  unsigned as[FT_AB][4][4];  // the small parts
+#endif
+#endif
+  int pend = 0;  // taps whose MMAs were issued and whose filter stage is not handed back yet
+#if FT_EPI_WG
+  int ei = 0;  // buffers handed over so far: the barriers' phase
+#endif
   for (long long tile = blockIdx.x; tile < FT_TILES; tile += gridDim.x) {
     long long n;
     int tp0, tq0;
@@ -368,35 +503,41 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     const int iw0 = tq0 * FT_STRIDE_W - FT_PAD_W;
     const int mis = iw0 - (iw0 & -FT_VW);
     const int pix0 = pixb[0] + mis, pix1 = pixb[1] + mis;
-#if FT_REDUCE
+#if FT_REDUCE && !FT_EPI_WG
     float red0 = ft_reduce_init(), red1 = ft_reduce_init();
 #endif
     for (int nt = 0; nt < FT_NT; ++nt) {
 #pragma unroll
       for (int i = 0; i < FT_BN / 2; ++i) acc[i] = 0.0f;
+      // unrolled where chunks follow each other without a drain: ptxas tracks the MMAs in
+      // flight only in straight-line code (a loop back edge between them serializes them)
+#pragma unroll ft_chunk_unroll
       for (int ch = 0; ch < FT_CHUNKS; ++ch, ++ci) {
         const int h = ci & 1;
         ft_mbar_wait(h_full + 8 * h, (ci >> 1) & 1);
         const float* const hv0 = halo_ptr + h * (FT_HALO_BYTES / 4) + pix0;
         const float* const hv1 = halo_ptr + h * (FT_HALO_BYTES / 4) + pix1;
-        unsigned a[2][4][4];
+#if !FT_CROSS
+        unsigned a[FT_AB][4][4];  // every chunk drains the MMAs: the fragments live in it
 #if FT_SPLIT
-        unsigned as[2][4][4];  // the small parts
+        unsigned as[FT_AB][4][4];
+#endif
 #endif
 #pragma unroll
         for (int tap = 0; tap < FT_RS; ++tap) {
           const int r = tap / FT_S, s = tap % FT_S;
           const int toff = r * FT_DIL_H * FT_HCP + s * FT_DIL_W;
+          const int ab = tap % FT_AB;
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
             const int o = 8 * ks * FT_CHS + toff;
-            a[tap & 1][ks][0] = __float_as_uint(hv0[o]);
-            a[tap & 1][ks][1] = __float_as_uint(hv1[o]);
-            a[tap & 1][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
-            a[tap & 1][ks][3] = __float_as_uint(hv1[o + 4 * FT_CHS]);
+            a[ab][ks][0] = __float_as_uint(hv0[o]);
+            a[ab][ks][1] = __float_as_uint(hv1[o]);
+            a[ab][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
+            a[ab][ks][3] = __float_as_uint(hv1[o + 4 * FT_CHS]);
 #if FT_SPLIT
 #pragma unroll
-            for (int e = 0; e < 4; ++e) ft_split(a[tap & 1][ks][e], a[tap & 1][ks][e], as[tap & 1][ks][e]);
+            for (int e = 0; e < 4; ++e) ft_split(a[ab][ks][e], a[ab][ks][e], as[ab][ks][e]);
 #endif
           }
           ft_mbar_wait(b_full + 8 * stage, phase);
@@ -408,32 +549,62 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           const unsigned long long dbs = db + (unsigned)(FT_B_BYTES >> 4);
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
-            ft_wgmma_rs<FT_BN>(acc, as[tap & 1][ks], db + 2 * ks);
-            ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], dbs + 2 * ks);
-            ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], db + 2 * ks);
+            ft_wgmma_rs<FT_BN>(acc, as[ab][ks], db + 2 * ks);
+            ft_wgmma_rs<FT_BN>(acc, a[ab][ks], dbs + 2 * ks);
+            ft_wgmma_rs<FT_BN>(acc, a[ab][ks], db + 2 * ks);
           }
 #else
 #pragma unroll
-          for (int ks = 0; ks < 4; ++ks) ft_wgmma_rs<FT_BN>(acc, a[tap & 1][ks], db + 2 * ks);
+          for (int ks = 0; ks < 4; ++ks) ft_wgmma_rs<FT_BN>(acc, a[ab][ks], db + 2 * ks);
 #endif
           ft_wgmma_commit();
-          ft_wgmma_wait<1>();
-          // the previous tap's MMAs are done: its stage goes back to the producer
-          if (tap > 0 && lane == 0) ft_mbar_arrive(b_empty + 8 * (stage == 0 ? FT_STAGES - 1 : stage - 1));
+          if (tap == FT_RS - 1) {
+            // A goes to the MMAs from registers: the halo buffer is free once the last tap's
+            // MMAs are issued (their fragments loaded), without waiting for them to finish
+            __syncwarp();
+            if (lane == 0) ft_mbar_arrive(h_empty + 8 * h);
+          }
+          ft_wgmma_wait<FT_AB - 1>();
+          // the MMAs of FT_AB - 1 taps ago are done: their filter stage goes back to the producer
+          if (++pend > FT_AB - 1) {
+            if (lane == 0) ft_mbar_arrive(b_empty + 8 * ((stage + FT_STAGES - (FT_AB - 1)) % FT_STAGES));
+            --pend;
+          }
           if (++stage == FT_STAGES) {
             stage = 0;
             phase ^= 1;
           }
         }
-        ft_wgmma_wait<0>();
-        if (lane == 0) {
-          ft_mbar_arrive(b_empty + 8 * (stage == 0 ? FT_STAGES - 1 : stage - 1));
-          ft_mbar_arrive(h_empty + 8 * h);
+        if (!FT_CROSS || ch == FT_CHUNKS - 1) {
+          // drain: the accumulators are final (the epilogue follows), or the next chunk's first
+          // taps would reuse A registers still in flight (FT_CROSS 0)
+          ft_wgmma_wait<0>();
+          if (lane == 0)
+            for (int j = pend; j >= 1; --j) ft_mbar_arrive(b_empty + 8 * ((stage + FT_STAGES - j) % FT_STAGES));
+          pend = 0;
         }
       }
 
       // ---- epilogue for column tile nt ----
-#if FT_REDUCE
+#if FT_EPI_WG
+      // hand the raw accumulators over once the epilogue warpgroup has emptied the buffer
+      ft_mbar_wait(e_empty + 8 * c, (ei & 1) ^ 1);
+      {
+        float* const buf = epi_all + c * FT_BN * FT_EPI_PITCH;
+#pragma unroll
+        for (int i = 0; i < FT_BN / 8; ++i) {
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const int col = 8 * i + 2 * tq + hh;
+            buf[col * FT_EPI_PITCH + row0] = acc[4 * i + hh];
+            buf[col * FT_EPI_PITCH + row0 + 8] = acc[4 * i + 2 + hh];
+          }
+        }
+      }
+      __syncwarp();
+      if (lane == 0) ft_mbar_arrive(e_full + 8 * c);
+      ++ei;
+#elif FT_REDUCE
 #pragma unroll
       for (int i = 0; i < FT_BN / 8; ++i) {
 #pragma unroll
@@ -496,7 +667,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       }
 #endif
     }
-#if FT_REDUCE
+#if FT_REDUCE && !FT_EPI_WG
     // The four lanes of a quad hold the other columns of the same two rows.
 #pragma unroll
     for (int off = 1; off < 4; off *= 2) {

@@ -5,6 +5,14 @@
 //        v5, halo_conv.cu; -DFT_HALO=6: kernel_templates/fused_conv_halo.cu, prototyped as v6)
 // Epilogue: y = conv + bias, then `v * 2` (and min over channels when FT_REDUCE). Prints the
 // worst errors against a float64 CPU conv and where they are (first few wrong elements).
+// Diagnostics (timing only, for docs/perf-notes.md; fusetune's verification is the gate):
+//   -DFT_HARNESS_CHAIN=1    epilogue mish(mish(v)) (ft_math.cuh's rendering) instead of v * 2:
+//                           what two transcendental ops cost inside the fused conv
+//   -DFT_HARNESS_NOSTORE=1  the output is never stored (the check is skipped): what the
+//                           epilogue's global stores cost
+//   -DFT_HARNESS_ITERS=N    timed launches (default 10), each between its own events: the mean,
+//                           the median, and the means of the first and last tenth (sustained-load
+//                           clocks show as a last tenth slower than the first)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,10 +32,34 @@
 #ifndef FT_HALO
 #define FT_SMEM_BYTES (1024 + FT_STAGES * (FT_BM + FT_BN) * FT_BK * 4 + (FT_BM / 64) * 32 * 68 * 4 + 16 * FT_STAGES + 64)
 #endif
+#include <algorithm>
 #include "ft_common.cuh"
 #include "ft_wgmma.cuh"
+#ifndef FT_HARNESS_CHAIN
+#define FT_HARNESS_CHAIN 0
+#endif
+#ifndef FT_HARNESS_ITERS
+#define FT_HARNESS_ITERS 10
+#endif
+#ifndef FT_HARNESS_NOSTORE
+#define FT_HARNESS_NOSTORE 0
+#endif
+#if FT_HARNESS_NOSTORE
+#define ft_plant_skips(n, pq) true  // every store left out (diagnostic; the check is skipped)
+#endif
+#if FT_HARNESS_CHAIN
+#include "ft_math.cuh"
+__device__ __forceinline__ float ft_chain(float v, int, const float*) { return ft_mish(ft_mish(v)); }
+__device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return ft_mish(ft_mish(v)); }
+static double ref_chain(double v) {
+  for (int i = 0; i < 2; ++i) v = v * std::tanh(std::log1p(std::exp(v)));
+  return v;
+}
+#else
 __device__ __forceinline__ float ft_chain(float v, int, const float*) { return v * 2.0f; }
 __device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return v * 2.0f; }
+static double ref_chain(double v) { return v * 2; }
+#endif
 __device__ __forceinline__ float ft_chain_post(float v, int, const float*) { return v; }
 __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
@@ -74,16 +106,34 @@ int main() {
 #endif
   ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
   CK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
-  cudaEventRecord(e0);
-  for (int i = 0; i < 10; ++i) ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
-  cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
-  float ms; cudaEventElapsedTime(&ms, e0, e1);
+  const int iters = FT_HARNESS_ITERS;
+  std::vector<cudaEvent_t> ev(iters + 1);
+  for (auto& e : ev) cudaEventCreate(&e);
+  cudaEventRecord(ev[0]);
+  for (int i = 0; i < iters; ++i) {
+    ft_fused_conv<<<grid, FT_THREADS, FT_SMEM_BYTES>>>(dx, dp, dout, db);
+    cudaEventRecord(ev[i + 1]);
+  }
+  CK(cudaEventSynchronize(ev[iters]));
+  std::vector<float> each(iters);
+  for (int i = 0; i < iters; ++i) cudaEventElapsedTime(&each[i], ev[i], ev[i + 1]);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, ev[0], ev[iters]);
+  ms = ms / iters * 10;  // the figure below has always been the mean over 10 launches
+  if (iters >= 20) {
+    const int tenth = iters / 10;
+    double first = 0, last = 0;
+    for (int i = 0; i < tenth; ++i) first += each[i], last += each[iters - 1 - i];
+    std::vector<float> sorted = each;
+    std::sort(sorted.begin(), sorted.end());
+    printf("launches %d: median %.3f ms, first tenth %.3f, last tenth %.3f\n", iters, sorted[iters / 2],
+           first / tenth, last / tenth);
+  }
   CK(cudaMemcpy(out.data(), dout, oe * 4, cudaMemcpyDeviceToHost));
   // float64 reference on a sample of pixels (all of them when small)
   double worst = 0; long long bad = 0, checked = 0;
   const long long step = M > 20000 ? M / 20000 : 1;
-  for (long long m = 0; m < M; m += step) {
+  for (long long m = 0; m < M && !FT_HARNESS_NOSTORE; m += step) {
     const long long n = m / FT_PQ; const int pq = (int)(m % FT_PQ), p = pq / FT_Q, q = pq % FT_Q;
     double red = INFINITY;
     for (int k = 0; k < FT_K; ++k) {
@@ -95,7 +145,7 @@ int main() {
         const double wv = w[((k * FT_C + c) * FT_R + r) * FT_S + s];
         acc += xv * wv; mag += fabs(xv * wv);
       }
-      const double ref = acc * 2;
+      const double ref = ref_chain(acc);
       if (FT_REDUCE) { red = fmin(red, ref); continue; }
       const float got = FT_OUT_NHWC ? out[m * FT_K + k] : out[(n * FT_K + k) * FT_PQ + pq];
       const double err = fabs(got - ref) / (2 * mag * 1e-3 + 1e-6);

@@ -95,7 +95,8 @@ inline constexpr int64_t kFusedConvBk = 32;
 // tp x 128/tp output pixels of one image, loads each 32-channel chunk of the input rows they
 // need (the halo) once into shared memory, and every filter tap reads it through a shifted
 // view, A from registers (wgmma RS form). Persistent: min(tiles, kPersistentBlocks) blocks of
-// 384 threads (a filter-streaming warp, three halo warps, two consumer warpgroups).
+// 384 threads (a filter-streaming warp, three halo warps, two consumer warpgroups), 512 with the
+// epilogue warpgroup (epi_wg 1: it runs the epilogue while the consumers start the next tile).
 
 // Blocks of a persistent kernel: the SM count of the H100 SXM and H200, a fixed figure so every
 // sm_90 device gets the same plan (trust/provenance.cpp regenerates records with generic
@@ -104,7 +105,7 @@ inline constexpr int64_t kPersistentBlocks = 132;
 
 // Whether the halo design can compute the problem: NCHW input (it loads channel planes).
 [[nodiscard]] bool fused_conv_halo_applies(const spec::Problem& problem);
-// Parameters tp, bn, stages (tuned), reduce, out_nhwc (fixed by the problem), split (0: TF32,
+// Parameters tp, bn, stages, epi_wg (tuned), reduce, out_nhwc (fixed by the problem), split (0: TF32,
 // design "fused-conv.halo"; 1: 3xTF32 for --math fp32, design "fused-conv.halo3x").
 [[nodiscard]] KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev,
                                                   const spec::Problem& problem, bool split = false);
@@ -115,7 +116,8 @@ inline constexpr int64_t kPersistentBlocks = 132;
 [[nodiscard]] int64_t halo_conv_tiles(const Shape& s, const ParamValues& point);
 // Dynamic shared memory of the halo kernel, the template's FT_SMEM_NEEDED: 1024 (alignment
 // slack) + stages filter tiles of bn x 128 bytes + two halo buffers + output staging (none with a
-// reduction) + the channel vectors + barriers; a 3xTF32 stage holds two filter tiles.
+// reduction; with the epilogue warpgroup two bn x 64 accumulator buffers) + the channel vectors +
+// barriers; a 3xTF32 stage holds two filter tiles.
 [[nodiscard]] int64_t halo_conv_smem_bytes(const spec::Conv& conv, const Shape& s, const ParamValues& point);
 [[nodiscard]] LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& point);
 

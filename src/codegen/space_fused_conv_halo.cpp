@@ -12,7 +12,8 @@ namespace {
 
 constexpr int64_t kTilePixels = 128;     // FT_TP * FT_TQ: two consumer warpgroups of 64 pixels
 constexpr int64_t kChunk = 32;           // FT_CC: input channels per halo chunk (one K tile per tap)
-constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups
+constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups,
+                                         // plus 128 with the epilogue warpgroup (FT_EPI_WG)
 constexpr int64_t kEpiPitch = 68;        // FT_EPI_PITCH
 
 // A tile whose halo window reads more than this many input values per output pixel and chunk
@@ -57,9 +58,11 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
   const int64_t tp = v.at("tp");
   const int64_t stages = v.at("stages");
   const int64_t halo = kChunk * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
-  const int64_t epi = v.at("reduce") ? 0 : 2 * 32 * kEpiPitch * 4;
+  const int64_t epi_wg = v.at("epi_wg");
+  const int64_t epi = epi_wg ? 2 * v.at("bn") * kEpiPitch * 4 : v.at("reduce") ? 0 : 2 * 32 * kEpiPitch * 4;
   const int64_t chan = (s.chan_floats() * 4 + 15) / 16 * 16;
-  return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + 16 * (stages + 2) + 64;
+  return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + 16 * (stages + 2) +
+         32 * epi_wg + 64;
 }
 
 LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
@@ -78,7 +81,11 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   // on both presets' shapes, 6 stages within 2% (docs/perf-notes.md).
   sp.param("tp", "p", {1, 2, 4, 8})
       .param("bn", "n", {32, 64, 128, 256})
-      .param("stages", "s", {4, 6, 8})
+      .param("stages", "s", {4, 5, 6, 8})
+      // e1: a fourth warpgroup runs the epilogue while the consumers go on with the next tile
+      // (its buffers cost 2 x bn x 272 bytes of shared memory: fewer stages fit); e0: the
+      // consumers run it themselves between tiles (more stages, more registers per consumer).
+      .param("epi_wg", "e", {0, 1})
       .param("reduce", "", {reduce ? 1 : 0})
       .param("out_nhwc", "", {out_nhwc ? 1 : 0})
       .param("split", "", {split ? 1 : 0});
@@ -119,13 +126,26 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   sp.require("dynamic shared memory (filter stages + two halo buffers + output staging + channel vectors) "
              "must fit the device's opt-in " + std::to_string(smem) + " bytes per block",
              [=](const ParamValues& v) { return halo_conv_smem_bytes(geometry, shape, v) <= smem; });
+  // 5 stages is for the epilogue warpgroup's bn = 128 tiles, whose buffers leave room for 5
+  // but not 6 next to a 4 x 32 tile's halo; elsewhere 4/6/8 cover the range.
+  sp.require("5 stages only where 6 do not fit in shared memory", [=](const ParamValues& v) {
+    if (v.at("stages") != 5) return true;
+    ParamValues six = v;
+    for (auto& [name, value] : six.items)
+      if (name == "stages") value = 6;
+    return halo_conv_smem_bytes(geometry, shape, six) > smem;
+  });
   const int64_t max_threads = dev.max_threads_per_block;
-  sp.require("threads per block (384) must not exceed the device's " + std::to_string(max_threads),
-             [=](const ParamValues&) { return kHaloThreads <= max_threads; });
+  sp.require("threads per block (384, 512 with the epilogue warpgroup) must not exceed the device's " +
+                 std::to_string(max_threads),
+             [=](const ParamValues& v) { return kHaloThreads + 128 * v.at("epi_wg") <= max_threads; });
   const int64_t regs = dev.regs_per_block;
-  sp.require("registers: 384 threads must fit the device's " + std::to_string(regs) +
-                 " per block (setmaxnreg hands 56 to producers, 224 to consumers)",
-             [=](const ParamValues&) { return 128 * 56 + 256 * 224 <= regs; });
+  sp.require("registers: the warpgroups must fit the device's " + std::to_string(regs) +
+                 " per block (setmaxnreg: 56 to producers, 224 to consumers; with the epilogue warpgroup 184 "
+                 "to consumers and 88 to it)",
+             [=](const ParamValues& v) {
+               return v.at("epi_wg") ? 128 * 56 + 256 * 184 + 128 * 88 <= regs : 128 * 56 + 256 * 224 <= regs;
+             });
   const int64_t largest = std::max({s.input_elems(), s.weight_elems(), s.conv_out_elems()});
   sp.require("the packed filters (K rounded up to bn) x (C rounded up to 32, times R*S) must not exceed the "
              "problem's largest tensor (" + std::to_string(largest) + " floats), the bound on scratch buffers",
@@ -136,7 +156,7 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   sp.launch = [=](const ParamValues& v) {
     LaunchConfig l;
     l.grid = {uint32_t(std::min(halo_conv_tiles(shape, v), kPersistentBlocks)), 1, 1};
-    l.block = {uint32_t(kHaloThreads), 1, 1};
+    l.block = {uint32_t(kHaloThreads + 128 * v.at("epi_wg")), 1, 1};
     l.smem_bytes = uint32_t(halo_conv_smem_bytes(geometry, shape, v));
     return l;
   };
