@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|problems|tunetime|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|problems|pipelines|harness|tunetime|profile|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -13,6 +13,8 @@
 #   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py
 #                (step problems: bench/problems.txt's problems with C >= 32, tf32); TT_ARGS for
 #                bench/bench_tuning_time.py (step tunetime)
+#   HARNESS_CONFIGS  configurations for bench/fused_conv/run_harness.sh (step harness; default
+#                bench/fused_conv/configs-diag.txt), run beside nvidia-smi
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/fusetune-out}"
@@ -113,6 +115,26 @@ if want problems; then
   mkdir -p "$R/problems"
   PYTHONUNBUFFERED=1 python3 bench/bench_problems.py --fusetune build/fusetune --json-dir "$R/problems" \
     --spec-file bench/problems.txt --min-channels 32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-problems.md" | tail -10 || rc=1
+  pack
+fi
+
+if want pipelines; then
+  # issue 10: kernelbench-31's conv followed by relu and by two transcendental ops, whole pipelines
+  conv="conv2d(n=128,c=64,h=128,w=128,k=128,r=3)"
+  for chain in "relu" "mish | mish" "gelu | softplus"; do
+    tune_one "pipe-$(echo "$chain" | tr -d ' ' | tr '|' '-')" tf32 "$conv | $chain"
+  done
+  pack
+fi
+
+if want harness; then
+  stamp "fused-conv harness beside nvidia-smi"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+    --format=csv -lms 50 > "$R/smi-harness.csv" 2>&1 &
+  smi=$!
+  OUTDIR=/tmp/fc-harness CONFIGS="${HARNESS_CONFIGS:-bench/fused_conv/configs-diag.txt}" \
+    bash bench/fused_conv/run_harness.sh > "$R/harness.txt" 2>&1 || rc=1
+  kill $smi; gzip -f "$R/smi-harness.csv"; cat "$R/harness.txt"
   pack
 fi
 
