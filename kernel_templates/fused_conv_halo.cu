@@ -153,7 +153,7 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 // chunk, so chunks follow each other without draining the MMAs (FT_CROSS); 3 buffers where R*S
 // is a multiple of 3 (the common 3 x 3), except in 3xTF32, whose small parts double them.
 #ifndef FT_AB
-#if !FT_SPLIT && FT_RS % 3 == 0
+#if !FT_SPLIT && FT_RS % 3 == 0 && FT_STAGES >= 3
 #define FT_AB 3
 #else
 #define FT_AB 2
@@ -165,7 +165,9 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 #define FT_CROSS (FT_RS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
 #endif
 constexpr int ft_chunk_unroll = FT_CROSS ? FT_CHUNKS : 1;
-static_assert(FT_STAGES > FT_AB, "fused_conv_halo.cu: the consumers hold FT_AB filter stages while waiting for the next");
+// After tap t's wait the consumers release tap t - (FT_AB - 1)'s stage, the one tap t + 1 refills
+// when there are just FT_AB stages.
+static_assert(FT_STAGES >= FT_AB, "fused_conv_halo.cu: fewer filter stages than taps in flight");
 #define FT_REGS_P 56  // producer warpgroup: addresses and loop counters only
 #if FT_EPI_WG
 #define FT_REGS_C 184  // consumers: BN/2 accumulators + two taps of A fragments
