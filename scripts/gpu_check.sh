@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|smoke|bench|problems|pipelines|harness|tunetime|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -13,6 +13,8 @@
 #   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py
 #                (step problems: bench/problems.txt's problems with C >= 32, tf32); TT_ARGS for
 #                bench/bench_tuning_time.py (step tunetime)
+#   FOUR_BLOCKS_SHAPE, PATCH_MATH, PATCH_TUNE_ARGS, PATCH_FILTER (a part of the model file's name)  for step patch (bench/patch_model.py: the
+#                example model and the two KernelBench models, patched and timed)
 #   HARNESS_CONFIGS  configurations for bench/fused_conv/run_harness.sh (step harness; default
 #                bench/fused_conv/configs-diag.txt), run beside nvidia-smi
 set -uo pipefail
@@ -31,6 +33,11 @@ venv_cudnn=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
 [ -d "$venv_cudnn" ] && export LD_LIBRARY_PATH="$venv_cudnn:${LD_LIBRARY_PATH:-}"
 # Libraries the image may lack; last, so the image's win.
 [ -d .gpu/lib ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$(pwd)/.gpu/lib"
+# A dump of an earlier call's database (.gpu/h200-prev.jsonl), imported into a fresh one: a
+# second call on a new machine starts from the first one's winners.
+if [ -f .gpu/h200-prev.jsonl ] && [ ! -f "$FUSETUNE_DB" ]; then
+  build/fusetune db import .gpu/h200-prev.jsonl > "$R/db-import.txt" 2>&1 || cat "$R/db-import.txt"
+fi
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(all)
 want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
 pack() { tar czf "$OUT/run.tgz" -C "$OUT" run 2>/dev/null; }
@@ -49,6 +56,10 @@ if want tests; then
   FUSETUNE=build/fusetune PYTHONUNBUFFERED=1 python3 python/tests/test_from_torch.py >"$R/from-torch-tests.log" 2>&1 ||
     { rc=1; echo "FAILED: python/tests/test_from_torch.py"; }
   tail -4 "$R/from-torch-tests.log"
+  stamp "torch-patch's patch() on real models (python/tests/test_patch_module.py)"
+  PYTHONUNBUFFERED=1 python3 python/tests/test_patch_module.py >"$R/patch-module-tests.log" 2>&1 ||
+    { rc=1; echo "FAILED: python/tests/test_patch_module.py"; }
+  tail -4 "$R/patch-module-tests.log"
   pack
 fi
 
@@ -79,12 +90,48 @@ if want export; then
   for math in ${MATHS:-tf32 fp32}; do
     for p in kernelbench-31 kernelbench-32; do
       build/fusetune export --preset "$p" --math "$math" --format torch -o "$R/$p-$math.py" || rc=1
+      build/fusetune export --preset "$p" --math "$math" --format kernelbench -o "$R/$p-$math-kb.py" || rc=1
     done
-    stamp "torch export check $math"
+    stamp "torch export check $math (timed against tune's reports in $R when they are there)"
     PYTHONUNBUFFERED=1 python3 bench/check_torch_export.py --m31 "$R/kernelbench-31-$math.py" \
-      --m32 "$R/kernelbench-32-$math.py" --math "$math" 2>&1 | tee -a "$R/export-check.log" | tail -6 || rc=1
+      --m32 "$R/kernelbench-32-$math.py" --math "$math" \
+      $( [ -f "$R/tune-kernelbench-31-$math.json" ] && echo --tune-json-dir "$R" ) 2>&1 |
+      tee -a "$R/export-check.log" | tail -14
+    [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    # KernelBench's own correctness procedure (bench/kernelbench_eval.py), with PyTorch's default
+    # TF32 setting and with TF32 off, the four runs side by side (correctness only: no timing).
+    stamp "KernelBench eval $math"
+    pids=()
+    for p in 31 32; do
+      ref=$(ls bench/kernelbench_refs/level2_${p}_*.py)
+      for tf32 in default off; do
+        python3 bench/kernelbench_eval.py --ref "$ref" --new "$R/kernelbench-$p-$math-kb.py" --tf32 "$tf32" \
+          --json "$R/kernelbench-eval-$p-$math-tf32$tf32.json" > "$R/kernelbench-eval-$p-$math-tf32$tf32.log" 2>&1 &
+        pids+=($!)
+      done
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    grep -h "kernelbench-eval:" "$R"/kernelbench-eval-*-"$math"-*.log
   done
   pack
+fi
+
+if want patch; then
+  # issue 14's acceptance: from-torch -> tune --spec-file -> export torch-patch -> patched model,
+  # checked and timed against eager and torch.compile in one process per model.
+  for m in "python/examples/four_blocks.py:FourBlocks ${FOUR_BLOCKS_SHAPE:-64,32,128,128}" \
+           "bench/kernelbench_refs/level2_31_Conv2d_Min_Add_Multiply.py:Model 128,64,128,128" \
+           "bench/kernelbench_refs/level2_32_Conv2d_Scaling_Min.py:Model 64,64,256,256"; do
+    set -- $m
+    name=$(basename "${1%%:*}" .py)
+    [[ "$name" == *${PATCH_FILTER:-}* ]] || continue
+    stamp "patch $name"
+    PYTHONUNBUFFERED=1 python3 bench/patch_model.py --fusetune build/fusetune --model "$1" --input-shape "$2" \
+      --math "${PATCH_MATH:-tf32}" --workdir "$R/patch-$name" --json "$R/patch-$name.json" \
+      --tune-args "${PATCH_TUNE_ARGS:-}" > "$R/patch-$name.log" 2>&1 || rc=1
+    tail -12 "$R/patch-$name.log"
+    pack
+  done
 fi
 
 if want smoke; then

@@ -60,7 +60,7 @@ TEST_F(Completion, CompletesEachCommandsOwnOptions) {
 TEST_F(Completion, CompletesValuesFromTheOptionsOwnChoices) {
   EXPECT_EQ(complete("fusetune tune --math \"\""), "fp32 tf32 ");
   EXPECT_EQ(complete("fusetune tune --preset k"), "kernelbench-31 kernelbench-32 ");
-  EXPECT_EQ(complete("fusetune export --format \"\""), "cu cubin ptx torch ");
+  EXPECT_EQ(complete("fusetune export --format \"\""), "cu cubin kernelbench ptx torch torch-patch ");
   EXPECT_EQ(complete("fusetune smoke --checks \"\""), "compile database exports gpu-tiny winners ");
   EXPECT_EQ(complete("fusetune completion b"), "bash ");
   // A number: nothing to offer, and no option names either.

@@ -1,12 +1,13 @@
 // Exports of an arch-specific winner (fused-conv: wgmma, built for sm_90a only), GPU-free:
 //   - its .cu names the one nvcc flag that builds it (the flag smoke compiles it with), and
 //     that flag builds it (when nvcc is on PATH);
-//   - its torch module carries the record's CUBIN (base64 in string literals) and loads it
-//     through cupy.RawModule(path=...) from a private temporary file it removes, after checking
-//     the GPU's compute capability (run here against stand-ins for torch and CuPy); it is valid
-//     Python and no database text reaches it outside literals and comments;
-//   - a record without a CUBIN cannot be exported as a torch module: one line, exit 4;
-//   - an epilogue winner's exports are what they were (no CUBIN, SOURCE compiled through CuPy).
+//   - its torch module carries the record's CUBIN (base64 in string literals) and loads it from
+//     memory through cuda-python's driver bindings into the device's primary context, after
+//     checking the GPU's compute capability, importing neither CuPy nor NVRTC (run here against
+//     stand-ins for torch and the driver); it registers one custom op with a fake implementation;
+//     it is valid Python and no database text reaches it outside literals and comments;
+//   - a record without a CUBIN gets one compiled at export, as --format cubin does;
+//   - an epilogue winner's module runs its (sm_90) CUBIN the same way.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -112,18 +113,26 @@ for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         print(kind, tok.string)
 )PY";
 
-// Imports the exported module with stand-ins for torch and CuPy (the GPU's compute capability
-// is argv[3]) and loads its kernels for device 0; exit 3 with the message when it raises
-// RuntimeError. Checks that the CUBIN is argv[2]'s bytes, that CuPy got it through a file
-// (mode 0600, still there when each kernel loads) that is gone afterwards, and that every
-// kernel of the plan was loaded, with its dynamic shared memory opted in where it needs it.
+// Imports the exported module with stand-ins for torch and cuda-python's driver bindings (the
+// GPU's compute capability is argv[3]) and loads its kernels for device 0; exit 3 with the
+// message when it raises RuntimeError. Checks that the driver got argv[2]'s bytes from memory
+// (cuModuleLoadData: no file is written), that every kernel of the plan was loaded, with its
+// dynamic shared memory opted in where it needs it, inside the device's primary context, and
+// that neither CuPy nor NVRTC was imported (an import of either fails here).
 constexpr const char* kLoadKernels = R"PY(
-import importlib.util, os, stat, sys, tempfile, types
+import enum, importlib.abc, importlib.util, os, sys, tempfile, types
 module_path, expected_path, cc_text, tmp = sys.argv[1:5]
 cc = tuple(int(x) for x in cc_text.split("."))
 expected = open(expected_path, "rb").read()
 tempfile.tempdir = tmp
-loads, modules = [], []
+calls = []
+
+class NoCompiler(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "cupy" or name.startswith("cupy.") or name.endswith("nvrtc"):
+            raise ImportError(f"the module imported {name}")
+        return None
+sys.meta_path.insert(0, NoCompiler())
 
 torch = types.ModuleType("torch")
 nn = types.ModuleType("torch.nn")
@@ -131,66 +140,85 @@ functional = types.ModuleType("torch.nn.functional")
 class Module:
     pass
 nn.Module, nn.functional, torch.nn = Module, functional, nn
+torch.Tensor = type("Tensor", (), {})
 torch.cuda = types.SimpleNamespace(get_device_capability=lambda device: cc,
                                    get_device_name=lambda device: "Stand-in GPU")
+class CustomOp:
+    def __init__(self, name, fn):
+        self.name, self.fn, self.fake = name, fn, None
+    def register_fake(self, fn):
+        self.fake = fn
+    def __call__(self, *args):
+        return self.fn(*args)
+registered = []
+def custom_op(name, fn, mutates_args, device_types=None):
+    registered.append((name, mutates_args, device_types))
+    return CustomOp(name, fn)
+torch.library = types.SimpleNamespace(custom_op=custom_op)
+torch.ops = types.SimpleNamespace()
 sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": functional})
 
-class Device:
-    def __init__(self, index):
-        pass
-    def __enter__(self):
-        return self
-    def __exit__(self, *exc):
-        return False
-
-class Kernel:
-    def __init__(self, path, name):
-        self.path, self.name, self.smem = path, name, 0
-    @property
-    def max_dynamic_shared_size_bytes(self):  # CuPy loads the kernel on first use, from the file
-        with open(self.path, "rb") as f:
-            loads.append((self.name, f.read(), stat.S_IMODE(os.stat(self.path).st_mode)))
-        return self.smem
-    @max_dynamic_shared_size_bytes.setter
-    def max_dynamic_shared_size_bytes(self, value):
-        self.smem = value
-
-class RawModule:
-    def __init__(self, *, code=None, path=None, options=()):
-        assert code is None and path is not None, "expected cupy.RawModule(path=...)"
-        modules.append(path)
-        self.path = path
-    def get_function(self, name):
-        return Kernel(self.path, name)
-
-cupy = types.ModuleType("cupy")
-cupy.cuda = types.SimpleNamespace(Device=Device)
-cupy.RawModule = RawModule
-sys.modules["cupy"] = cupy
+class CUresult(enum.Enum):
+    CUDA_SUCCESS = 0
+driver = types.ModuleType("cuda.bindings.driver")
+driver.CUresult = CUresult
+driver.CUfunction_attribute = types.SimpleNamespace(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES="max_dyn_smem")
+current = []
+def call(name, *result):
+    def fn(*args):
+        calls.append((name, args, tuple(current)))
+        return (CUresult.CUDA_SUCCESS,) + result
+    return fn
+driver.cuInit = call("cuInit")
+driver.cuDeviceGet = call("cuDeviceGet", "dev0")
+driver.cuDevicePrimaryCtxRetain = call("cuDevicePrimaryCtxRetain", "primary")
+def push(ctx):
+    current.append(ctx)
+    return (CUresult.CUDA_SUCCESS,)
+def pop():
+    current.pop()
+    return (CUresult.CUDA_SUCCESS, "primary")
+driver.cuCtxPushCurrent, driver.cuCtxPopCurrent = push, pop
+driver.cuModuleLoadData = call("cuModuleLoadData", "module")
+def get_function(module, name):
+    calls.append(("cuModuleGetFunction", (module, name), tuple(current)))
+    return (CUresult.CUDA_SUCCESS, "fn:" + name.decode())
+driver.cuModuleGetFunction = get_function
+driver.cuFuncSetAttribute = call("cuFuncSetAttribute")
+cuda = types.ModuleType("cuda")
+bindings = types.ModuleType("cuda.bindings")
+cuda.bindings, bindings.driver = bindings, driver
+sys.modules.update({"cuda": cuda, "cuda.bindings": bindings, "cuda.bindings.driver": driver})
 
 spec = importlib.util.spec_from_file_location("exported", module_path)
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
+assert len(registered) == 1 and registered[0][0].startswith("fusetune::op_"), registered
+assert registered[0][1:] == ((), "cuda"), registered
+assert m.OP.op.fake is not None, "no fake implementation: torch.compile could not trace the op"
 try:
-    fns = m._kernels(types.SimpleNamespace(index=0, type="cuda"))
+    fns, ctx = m.OP.kernels(types.SimpleNamespace(index=0, type="cuda"))
 except RuntimeError as e:
     print("RuntimeError:", e)
-    print("files left:", os.listdir(tmp), "modules:", len(modules))
+    print("files left:", os.listdir(tmp), "driver calls:", len(calls))
     sys.exit(3)
 assert m.CUBIN == expected, "CUBIN is not the record's bytes"
-assert len(modules) == 1, modules
-assert not os.path.exists(modules[0]), "the temporary CUBIN file was left behind"
+loads = [c for c in calls if c[0] == "cuModuleLoadData"]
+assert len(loads) == 1 and loads[0][1][0] == expected, "the driver did not get the CUBIN's bytes"
 assert os.listdir(tmp) == [], os.listdir(tmp)
 steps = [st for st in m.VARIANT["plan"] if st["kind"] == "kernel"]
 assert sorted(fns) == sorted({st["kernel"] for st in steps}), sorted(fns)
-assert len(loads) == len(steps), loads
-for name, data, mode in loads:
-    assert data == expected, name
-    assert mode == 0o600, oct(mode)
+gets = [c for c in calls if c[0] == "cuModuleGetFunction"]
+assert sorted(c[1][1].decode() for c in gets) == sorted(fns), gets
+for name, args, ctxs in calls:
+    if name in ("cuModuleLoadData", "cuModuleGetFunction", "cuFuncSetAttribute"):
+        assert ctxs == ("primary",), (name, ctxs)
+assert current == [], "a context was left pushed"
 for st in steps:
     if st["smem"] > 48 * 1024:
-        assert fns[st["kernel"]].smem >= st["smem"], st
-print("ok", len(loads), "kernel loads")
+        assert ("cuFuncSetAttribute", ("fn:" + st["kernel"], "max_dyn_smem", st["smem"]), ("primary",)) in calls, st
+assert not any(k == "cupy" or k.endswith("nvrtc") for k in sys.modules), "a compiler was imported"
+print("ok", len(gets), "kernel loads")
 )PY";
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
@@ -231,15 +259,15 @@ TEST(ExportFusedConv, TorchEmbedsTheCubinAndChecksTheComputeCapability) {
   const Fixture& f = fixture();
   const std::string m = export_torch(f.problem, f.fused_winner);
   for (const std::string want :
-       {"import base64\n", "import os\nimport tempfile\n", "CUBIN_ARCH = \"sm_90a\"\n", "CUBIN_CC = (9, 0)\n",
-        "CUBIN = base64.b64decode(\n", "        _check_capability(device)\n", "    if cc != CUBIN_CC:\n",
-        "        raise RuntimeError(", "tempfile.mkstemp(", "module = cupy.RawModule(path=path)\n",
-        "                    os.remove(path)\n"}) {
+       {"import base64\n", "CUBIN_ARCH = \"sm_90a\"\n", "CUBIN_CC = (9, 0)\n", "CUBIN = base64.b64decode(\n",
+        "        self.check_capability(device)\n", "        if cc != self.cubin_cc:\n", "            raise RuntimeError(",
+        "cu.cuModuleLoadData(self.cubin)", "torch.library.custom_op(op.name, run, mutates_args=(), device_types=\"cuda\")",
+        "custom.register_fake(fake)"}) {
     EXPECT_TRUE(contains(m, want)) << want;
   }
-  // Not the source way: CuPy would compile SOURCE for sm_90, where wgmma does not exist.
-  EXPECT_FALSE(contains(m, "RawModule(code="));
-  EXPECT_FALSE(contains(m, "NVRTC_OPTIONS"));
+  // Nothing compiles at import or at the first call: no CuPy, no NVRTC, no temporary file.
+  for (const std::string absent : {"cupy", "nvrtc", "NVRTC_OPTIONS", "tempfile", "RawModule"})
+    EXPECT_FALSE(contains(m, absent)) << absent;
   // No template markers or placeholders left.
   EXPECT_FALSE(contains(m, "#@"));
   EXPECT_FALSE(std::regex_search(m, std::regex("@[A-Z_0-9]+@")));
@@ -260,7 +288,7 @@ TEST(ExportFusedConv, TorchModuleIsValidPython) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
-TEST(ExportFusedConv, TorchModuleLoadsTheCubinFromAPrivateFileItRemoves) {
+TEST(ExportFusedConv, TorchModuleLoadsTheCubinThroughTheDriverWithoutACompiler) {
   if (!have_python()) GTEST_SKIP() << "python3 is not on PATH";
   const Fixture& f = fixture();
   const TempDir dir("load");
@@ -288,7 +316,7 @@ TEST(ExportFusedConv, TorchModuleRefusesAGpuOfAnotherComputeCapability) {
     EXPECT_TRUE(contains(r.output, "a CUBIN for sm_90a, which runs on GPUs of compute capability 9.0 only")) << r.output;
     EXPECT_TRUE(contains(r.output, "has compute capability " + cc)) << r.output;
     // Refused before anything was written or loaded.
-    EXPECT_TRUE(contains(r.output, "files left: [] modules: 0")) << r.output;
+    EXPECT_TRUE(contains(r.output, "files left: [] driver calls: 0")) << r.output;
   }
 }
 
@@ -304,7 +332,8 @@ TEST(ExportFusedConv, NoDatabaseTextOutsideLiteralsAndComments) {
   const TempDir dir("literals");
   const std::string m = export_torch(f.problem, w);
   const fs::path py = dir.write("fused_module.py", m);
-  const fs::path tmpl = dir.write("template.py", std::string(export_template("torch_module.py.in")));
+  const fs::path tmpl = dir.write("template.py", std::string(export_template("torch_module.py.in")) + "\n" +
+                                                     std::string(export_template("torch_runtime.py.in")));
 
   const Result code = python(kCodeTokens, {py.string()}, dir);
   ASSERT_EQ(code.code, 0) << code.output;
@@ -312,8 +341,8 @@ TEST(ExportFusedConv, NoDatabaseTextOutsideLiteralsAndComments) {
   ASSERT_EQ(vocab.code, 0) << vocab.output;
   // Names in code: the template's own, and what export_torch.cpp writes around the values
   // (nn.Conv2d's keywords, literals), as fuzz/fuzz_dump.cpp's vocabulary.
-  std::set<std::string> names = {"dict",    "in_channels", "out_channels", "kernel_size", "stride",
-                                 "padding", "dilation",    "bias",         "True",        "False"};
+  std::set<std::string> names = {"dict",     "in_channels", "out_channels", "kernel_size", "stride", "padding",
+                                 "dilation", "bias",        "True",         "False",       "Model",  "ModelNew"};
   std::istringstream vin(vocab.output);
   for (std::string line; std::getline(vin, line);)
     if (line.starts_with("NAME ")) names.insert(line.substr(5));
@@ -337,21 +366,17 @@ TEST(ExportFusedConv, NoDatabaseTextOutsideLiteralsAndComments) {
   EXPECT_TRUE(contains(m, "\n# GPU:       EVIL GPU import os; os.system('EVIL_GPU')")) << m.substr(0, 2000);
 }
 
-TEST(ExportFusedConv, TorchWithoutCubinFailsWithOneLine) {
+// A record without its CUBIN (a trimmed dump, an older database) gets the source compiled again
+// with NVRTC for the record's target, as `--format cubin` does: the module still carries a CUBIN.
+TEST(ExportFusedConv, TorchWithoutAStoredCubinCompilesOneAtExport) {
   const Fixture& f = fixture();
   db::WinnerRecord w = f.fused_winner;
   w.cubin.clear();
-  try {
-    (void)export_torch(f.problem, w);
-    FAIL() << "exported a torch module without a CUBIN";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::not_found);
-    const std::string what = e.what();
-    EXPECT_FALSE(contains(what, "\n"));
-    EXPECT_TRUE(contains(what, "the winner " + f.fused.name + " stores no CUBIN, which --format torch needs")) << what;
-    EXPECT_TRUE(contains(what, "sm_90a")) << what;
-    EXPECT_TRUE(contains(what, "-gencode arch=compute_90a,code=sm_90a")) << what;
-  }
+  const std::string m = export_torch(f.problem, w);
+  const auto cubin = db::base64_decode(cubin_base64(m));
+  ASSERT_TRUE(cubin.has_value());
+  EXPECT_EQ(cubin->substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(*cubin, export_cubin(f.problem, w));
   // The .cu needs no CUBIN.
   EXPECT_TRUE(contains(export_cu(f.problem, w), "nvcc -gencode arch=compute_90a,code=sm_90a"));
 }
@@ -367,44 +392,26 @@ TEST(ExportFusedConv, ARecordWithoutAValidArchitectureIsRefused) {
   }
 }
 
-TEST(ExportFusedConv, EpilogueWinnersExportAsBefore) {
+// An epilogue winner (no wgmma) runs the same way: its CUBIN for the plain target (sm_90), through
+// the driver; its .cu is what it was.
+TEST(ExportFusedConv, EpilogueWinnersRunTheirCubinToo) {
   const Fixture& f = fixture();
   ASSERT_FALSE(f.epilogue.arch_specific);
-  ASSERT_FALSE(f.epilogue_winner.cubin.empty());  // it has one, and the module does not use it
+  ASSERT_FALSE(f.epilogue_winner.cubin.empty());
   const std::string m = export_torch(f.problem, f.epilogue_winner);
-  for (const std::string absent : {"CUBIN", "base64", "tempfile", "_check_capability", "#@", "import os"})
+  EXPECT_TRUE(contains(m, "CUBIN_ARCH = \"sm_90\"\n"));
+  EXPECT_EQ(db::base64_decode(cubin_base64(m)), f.epilogue_winner.cubin);
+  for (const std::string absent : {"cupy", "nvrtc", "NVRTC_OPTIONS", "tempfile", "#@"})
     EXPECT_FALSE(contains(m, absent)) << absent;
-  EXPECT_TRUE(contains(m, "\"\"\"\nimport contextlib\nimport json\nimport numbers\n\nimport cupy\n"));
-  EXPECT_TRUE(contains(m, "NVRTC_OPTIONS = (\"-std=c++17\",)\n# The variant's plan"));
-  EXPECT_TRUE(contains(m,
-                       "forward() runs the plan (VARIANT below) step by step on torch's current CUDA stream: the cuDNN\n"
-                       "convolutions through torch.nn.functional.conv2d, the generated CUDA kernels (SOURCE, compiled "
-                       "once\nper device with NVRTC through CuPy) on the tensors' memory. The kernels are specialized to "
-                       "the\ntuned shapes: another input shape raises ValueError. Inference only: forward() runs under\n"));
-  EXPECT_TRUE(contains(m, R"PY(_kernels_by_device = {}  # CUDA device index -> {kernel name: cupy.RawKernel}
-
-
-def _kernels(device):
-    """The plan's kernels for `device`, compiled from SOURCE on first use."""
-    fns = _kernels_by_device.get(device.index)
-    if fns is None:
-        fns = {}
-        steps = [st for st in VARIANT["plan"] if st["kind"] == "kernel"]
-        if steps:
-            with cupy.cuda.Device(device.index):
-                module = cupy.RawModule(code=SOURCE, options=NVRTC_OPTIONS)
-                for st in steps:
-                    if st["kernel"] not in fns:
-                        fns[st["kernel"]] = module.get_function(st["kernel"])
-                    fn = fns[st["kernel"]]
-                    if st["smem"] > _SMEM_WITHOUT_OPT_IN:
-                        fn.max_dynamic_shared_size_bytes = max(fn.max_dynamic_shared_size_bytes, st["smem"])
-        _kernels_by_device[device.index] = fns
-    return fns
-
-
-def _same(name, value, expected):
-)PY")) << m;
+  if (have_python()) {
+    const TempDir dir("epilogue");
+    const fs::path py = dir.write("epilogue_module.py", m);
+    const fs::path cubin = dir.write("expected.cubin", f.epilogue_winner.cubin);
+    const fs::path tmp = dir.path / "tmp";
+    fs::create_directories(tmp);
+    const Result ok = python(kLoadKernels, {py.string(), cubin.string(), "9.0", tmp.string()}, dir);
+    EXPECT_EQ(ok.code, 0) << ok.output;
+  }
   const std::string cu = export_cu(f.problem, f.epilogue_winner);
   EXPECT_TRUE(contains(cu,
                        "// Use: compile this file with nvcc (-arch=sm_XX for your GPU), allocate the buffers below, and\n"

@@ -119,8 +119,8 @@ TEST(ExportTorch, ModulesAreValidPython) {
       if (v.candidate == codegen::Candidate::cudnn_fused) continue;  // refused: see below
       for (const std::string math : {"tf32", "fp32"}) {
         db::WinnerRecord w = winner_for(p, v, false, math);
-        // An arch-specific (fused-conv) module embeds the record's CUBIN: any bytes do for parsing.
-        if (v.arch_specific) w.cubin = std::string("\x7f" "ELF\0\"\"\"\\", 9);
+        // Every module embeds the record's CUBIN: any bytes do for parsing (and spare NVRTC).
+        if (!v.source.empty()) w.cubin = std::string("\x7f" "ELF\0\"\"\"\\", 9);
         const std::string text = export_torch(p, w);
         EXPECT_EQ(python_parse_error(text), "") << spec::canonical(p) << " " << v.name << " " << math;
       }
@@ -174,14 +174,42 @@ TEST(ExportTorch, StandsAloneAndLeavesNoPlaceholder) {
   EXPECT_NE(m.find("# GPU:       NVIDIA H200 (sm_90, 132 SMs)"), std::string::npos);
 }
 
-TEST(ExportTorch, MathModeReachesNvrtcAndTheConv) {
+// The math mode reaches the module (which turns TF32 off around an fp32 plan's cuDNN steps) and
+// the CUBIN it runs: an fp32 winner's kernels are the ones compiled with --fmad=false.
+TEST(ExportTorch, MathModeReachesTheModuleAndItsCubin) {
   const spec::Problem p = preset("kernelbench-31");
-  const std::string tf32 = module_for(p, "epilogue.nchw", "tf32");
-  EXPECT_NE(tf32.find("NVRTC_OPTIONS = (\"-std=c++17\",)"), std::string::npos);
-  EXPECT_NE(tf32.find("MATH = \"tf32\""), std::string::npos);
-  const std::string fp32 = module_for(p, "epilogue.nchw", "fp32");
-  EXPECT_NE(fp32.find("NVRTC_OPTIONS = (\"-std=c++17\", \"--fmad=false\")"), std::string::npos);
-  EXPECT_NE(fp32.find("MATH = \"fp32\""), std::string::npos);
+  const codegen::Variant v = pick(variants_of(p), "epilogue.nchw");
+  const db::WinnerRecord tf32 = winner_for(p, v, true, "tf32");
+  const db::WinnerRecord fp32 = winner_for(p, v, true, "fp32");
+  const std::string m_tf32 = export_torch(p, tf32);
+  const std::string m_fp32 = export_torch(p, fp32);
+  EXPECT_NE(m_tf32.find("MATH = \"tf32\""), std::string::npos);
+  EXPECT_NE(m_fp32.find("MATH = \"fp32\""), std::string::npos);
+  EXPECT_NE(m_fp32.find("torch.backends.cudnn.allow_tf32 = False"), std::string::npos);
+  ASSERT_NE(tf32.cubin, fp32.cubin);  // --fmad=false changes the code
+  EXPECT_EQ(between(m_fp32, "CUBIN = base64.b64decode(\n", "\n)"),
+            between(export_torch(p, [&] { auto w = fp32; w.cubin.clear(); return w; }()), "CUBIN = base64.b64decode(\n",
+                    "\n)"))
+      << "a record without its CUBIN gets the same one compiled at export";
+  EXPECT_NE(between(m_fp32, "CUBIN = base64.b64decode(\n", "\n)"), between(m_tf32, "CUBIN = base64.b64decode(\n", "\n)"));
+}
+
+// --format kernelbench: the same module with KernelBench's class name, so its harness (which
+// execs the file and builds ModelNew(*get_init_inputs()) from the same seed as Model) loads it.
+TEST(ExportTorch, KernelBenchFlavorNamesTheClassModelNew) {
+  const spec::Problem p = preset("kernelbench-31");
+  const auto w = winner_for(p, pick(variants_of(p), "epilogue.nchw"), true);
+  const std::string kb = export_torch(p, w, TorchFlavor::kernelbench);
+  EXPECT_NE(kb.find("class ModelNew(nn.Module):"), std::string::npos);
+  EXPECT_EQ(kb.find("class Model(nn.Module):"), std::string::npos);
+  EXPECT_NE(kb.find("`fusetune export --format kernelbench`"), std::string::npos);
+  // KernelBench runs it in the reference file's namespace: it must not define the reference's
+  // module-level names (batch_size, in_channels, ...), which the reference's get_inputs() reads.
+  for (const std::string name : {"\nbatch_size", "\nin_channels", "\nheight", "\nwidth", "\nkernel_size"})
+    EXPECT_EQ(kb.find(name + " ="), std::string::npos) << name;
+  if (have_python()) {
+    EXPECT_EQ(python_parse_error(kb), "");
+  }
 }
 
 TEST(ExportTorch, RefusesAWinnerOfAnotherProblem) {
@@ -195,7 +223,8 @@ TEST(TemplateFill, ReplacesPlaceholdersAndKeepsDecorators) {
             "@contextlib.x\nA = 1 + two @ c");
   EXPECT_THROW((void)fill_template("@A@ @MISSING@", {{"A", "1"}}), Error);
   EXPECT_THROW((void)fill_template("@A@", {{"A", "1"}, {"UNUSED", "2"}}), Error);
-  EXPECT_NE(export_template("torch_module.py.in").find("class Model(nn.Module):"), std::string::npos);
+  EXPECT_NE(export_template("torch_module.py.in").find("class @CLASS@(nn.Module):"), std::string::npos);
+  EXPECT_NE(export_template("torch_runtime.py.in").find("class _Op:"), std::string::npos);
 }
 
 TEST(PythonLiteral, FloatsTuplesStringsAndLongText) {

@@ -83,10 +83,19 @@ def describe(block):
     return one_line("  # " + " + ".join(block.module_paths) + (f" ({params})" if params else ""))
 
 
+def block_record(b):
+    """Where the block sits in the model, for `fusetune export --format torch-patch`: a comment line
+    after the spec line (tune skips it). JSON with ASCII escapes: always one line."""
+    return "#@block " + json.dumps({"conv": b.conv_path, "nodes": b.nodes, "output": b.output,
+                                    "params": [{"kind": p.kind, "path": p.path} for p in b.params]},
+                                   ensure_ascii=True, separators=(",", ":"))
+
+
 def write_specs(blocks, unmatched, header):
     lines = [one_line(f"# {h}") for h in header]
     for b in blocks:
         lines.append(spec_line(b) + describe(b))
+        lines.append(block_record(b))
         if b.ends:
             lines.append(one_line(f"#   (the chain ends there: {b.ends})"))
     for u in unmatched:

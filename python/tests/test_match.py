@@ -1,5 +1,6 @@
 """The matcher and the spec writer on hand-built graphs (no torch): what is matched, what ends
 a chain, what is reported and why. Each graph is what fx_adapter.py makes of a small model."""
+import json
 import os
 import sys
 
@@ -8,6 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from fusetune_torch.graph import Graph, Node, Ref  # noqa: E402
 from fusetune_torch.match import find_blocks  # noqa: E402
 from fusetune_torch.spec_text import spec_line  # noqa: E402
+from fusetune_torch.from_torch import write_specs  # noqa: E402
 
 CONV = {"in_channels": 64, "out_channels": 128, "kernel_size": (3, 3), "stride": (1, 1), "padding": (0, 0),
         "dilation": (1, 1), "groups": 1, "padding_mode": "zeros", "bias": True}
@@ -163,3 +165,19 @@ def test_model_text_in_comments_stays_on_one_line():
     specs = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
     assert len(specs) == 1 and specs[0].startswith("conv2d(n=128") and "#" in specs[0]
     assert all(ln.startswith("#") for ln in text.splitlines() if "n=9" in ln or "header" in ln)
+
+
+def test_each_spec_line_has_its_block_record():
+    # `export --format torch-patch` finds each block in the model by this record: the line after
+    # its spec, one line of JSON whatever the model's names hold.
+    g = chain(("batch_norm", (), {}, {"training": False, "track_running_stats": True, "_path": "bn\n1"}),
+              ("relu", (), {}, {}))
+    b = one_block(g)
+    text = write_specs([b], [], ["header"])
+    lines = text.splitlines()
+    spec_at = next(i for i, ln in enumerate(lines) if ln.startswith("conv2d("))
+    assert lines[spec_at + 1].startswith("#@block {")
+    rec = json.loads(lines[spec_at + 1][len("#@block "):])
+    assert rec == {"conv": "conv", "nodes": ["conv", "n0", "n1"], "output": "n1",
+                   "params": [{"kind": "bn_scale", "path": "bn\n1"}, {"kind": "bn_shift", "path": "bn\n1"}]}
+    assert len(text.splitlines()) == len(text.split("\n")) - 1  # no line break from the model's names

@@ -79,6 +79,7 @@ struct ExportArgs {
   std::string math = "tf32";
   std::string db;
   bool trust = false;  // export a winner whose code cannot be traced to this fusetune
+  std::optional<std::string> spec_file;  // torch-patch: the blocks, as from-torch wrote them
 };
 void register_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args);

@@ -27,7 +27,8 @@ class Timer {
   // Samples until the policy says stop (timing_stats.hpp); first-pass figures.
   [[nodiscard]] TimeFigures time(const Loaded& l, const TimingPolicy& policy);
   // A B C A B C ...: `rounds` samples of each, interleaved so drift (clocks, temperature)
-  // hits every one alike; figures per variant name, with the per-round samples kept.
+  // hits every one alike, after the plans ran back to back long enough for the GPU to reach its
+  // sustained clocks; figures per variant name, with the per-round samples kept.
   [[nodiscard]] std::map<std::string, TimeFigures> interleaved(const std::vector<const Loaded*>& plans, int rounds,
                                                               TimeRound round);
 
@@ -42,6 +43,8 @@ class Timer {
     std::vector<double> step_ms;
   };
   Prepared prepare(const Loaded& l, int warmup);
+  // The plans' timed steps back to back for about kHeatMs of GPU time (timer.cpp says why).
+  void heat(const std::vector<const Loaded*>& plans, const std::vector<Prepared>& prepared);
   Sample sample(const Loaded& l, const Prepared& p);
   static TimeFigures summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round);
 
