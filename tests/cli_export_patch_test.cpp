@@ -11,6 +11,10 @@
 #include <fstream>
 
 #include "cli_run.hpp"
+#include "codegen/cudnn_engine.hpp"
+#include "codegen/embedded_templates.hpp"
+#include "db/database.hpp"
+#include "export_test_winners.hpp"
 
 namespace fusetune {
 namespace {
@@ -75,6 +79,52 @@ TEST_F(ExportPatchCli, ShippedWinnersExportAsKernelBenchAndAsAPatch) {
   std::ifstream pin(dir / "p.py");
   const std::string patch(std::istreambuf_iterator<char>(pin), {});
   EXPECT_NE(patch.find("def patch(model):"), std::string::npos);
+}
+
+// A cudnn-fused winner runs cuDNN's fused graph, which a PyTorch module cannot: the PyTorch
+// exports take the fastest verified result of the same tune that it can run (regenerated: a
+// result names its variant only), and say so; a cudnn-fused result is never that one.
+TEST_F(ExportPatchCli, ACudnnFusedWinnerExportsTheFastestVariantTorchCanRun) {
+  using exporter::testing::pick;
+  const spec::Problem p = exporter::testing::preset("kernelbench-32");
+  const auto variants = exporter::testing::variants_of(p);
+  const codegen::Variant fused = codegen::with_engine(pick(variants, "cudnn-fused.x-nhwc"), {7, {{24, 29}}});
+  const codegen::Variant epi = pick(variants, "epilogue.nchw");
+  db::WinnerRecord w = exporter::testing::winner_for(p, fused, false);
+  w.env.templates_hash = codegen::templates_hash();
+  w.time_median_ms = 2.2;
+  auto result = [&](const codegen::Variant& v, double ms) {
+    db::ResultRecord r;
+    r.problem_key = w.problem_key;
+    r.canonical = w.canonical;
+    r.math = "tf32";
+    r.candidate = std::string(codegen::candidate_name(v.candidate));
+    r.variant_name = v.name;
+    r.params_json = "{}";
+    r.status = "ok";
+    r.time_min_ms = r.time_median_ms = r.time_max_ms = ms;
+    r.time_count = 15;
+    return r;
+  };
+  {
+    auto d = db::Database::open(db(), db::OpenOptions{.load_shipped = false});
+    d.write_winner(w);
+    d.write_results(w.env, {result(fused, 2.2), result(epi, 2.5)});
+  }
+  const auto r = run("export --preset kernelbench-32 --format torch --db " + db() + " -o " + (dir / "m.py").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: the winner " + fused.name + " (2.200 ms) runs cuDNN's fused graph, which PyTorch cannot "
+                       "run: exporting " + epi.name + " (2.500 ms)"),
+            std::string::npos)
+      << r.err;
+  std::ifstream in(dir / "m.py");
+  const std::string m(std::istreambuf_iterator<char>(in), {});
+  EXPECT_NE(m.find("# winner:    " + epi.name), std::string::npos);
+  EXPECT_NE(m.find("CUBIN = base64.b64decode("), std::string::npos);
+  // cu still exports the winner itself.
+  const auto cu = run("export --preset kernelbench-32 --format cu --db " + db());
+  EXPECT_EQ(cu.code, 0) << cu.err;
+  EXPECT_NE(cu.out.find(fused.name), std::string::npos);
 }
 
 }  // namespace

@@ -93,4 +93,14 @@ Provenance check_provenance(const db::WinnerRecord& w) {
   return differs(fmt::format("name {} is no variant this fusetune generates for the problem", name));
 }
 
+std::optional<codegen::Variant> regenerate_variant(const db::Environment& env, const std::string& canonical,
+                                                   const std::string& math, const std::string& name) {
+  codegen::GenerateOptions gen;
+  gen.problem_text = canonical;
+  gen.strict_fp32 = math == "fp32";
+  for (auto& v : codegen::generate_variants(spec::parse(canonical), generous_limits(env), gen))
+    if (v.name == name && v.candidate != codegen::Candidate::cudnn_fused) return std::move(v);
+  return std::nullopt;
+}
+
 }  // namespace fusetune::trust

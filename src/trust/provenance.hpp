@@ -3,8 +3,10 @@
 // what this fusetune generates for the record's problem and parameters, and its CUBIN and PTX
 // exactly what NVRTC makes of that source. A database or a dump from elsewhere can only bring
 // code this binary would have written itself; anything else needs the user's explicit --trust.
+#include <optional>
 #include <string>
 
+#include "codegen/variant.hpp"
 #include "db/records.hpp"
 
 namespace fusetune::trust {
@@ -22,5 +24,13 @@ struct Provenance {
 // Compiles the source once when the record carries binaries (a second or so). Expects
 // check_winner() to pass.
 [[nodiscard]] Provenance check_provenance(const db::WinnerRecord& w);
+
+// The variant `name` as this fusetune generates it for the problem (canonical spec) and math mode
+// on a GPU of `env`'s architecture; nullopt when it generates none of that name. For a result the
+// database lists by name only (a winner carries its variant; results do not). Not for cudnn-fused
+// variants, whose engine configuration the name does not pin.
+[[nodiscard]] std::optional<codegen::Variant> regenerate_variant(const db::Environment& env,
+                                                                 const std::string& canonical,
+                                                                 const std::string& math, const std::string& name);
 
 }  // namespace fusetune::trust
