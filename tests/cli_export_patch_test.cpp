@@ -66,7 +66,7 @@ TEST_F(ExportPatchCli, AProblemWithoutAWinnerIsExit4) {
 }
 
 TEST_F(ExportPatchCli, ShippedWinnersExportAsKernelBenchAndAsAPatch) {
-  // kernelbench-31's shipped tf32 winner (an epilogue plan, no cuDNN graph).
+  // kernelbench-31's shipped tf32 winner (no cuDNN graph: PyTorch runs it).
   auto r = run("export --preset kernelbench-31 --format kernelbench --db " + db() + " -o " + (dir / "kb.py").string());
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream in(dir / "kb.py");

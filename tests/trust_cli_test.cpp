@@ -58,8 +58,12 @@ class TrustCli : public ::testing::Test {
     std::ofstream out(path(name));
     bool edited = false;
     for (std::string line : shipped_) {
-      for (size_t at; claim_templates && (at = line.find(shipped_hash_)) != std::string::npos;)
-        line.replace(at, shipped_hash_.size(), codegen::templates_hash());
+      // (The shipped records may carry this fusetune's hash already: the search moves on past
+      // each replacement.)
+      const std::string ours = codegen::templates_hash();
+      for (size_t at = line.find(shipped_hash_); claim_templates && at != std::string::npos;
+           at = line.find(shipped_hash_, at + ours.size()))
+        line.replace(at, shipped_hash_.size(), ours);
       auto j = nlohmann::json::parse(line);
       if (!edited && j.value("table", "") == "winners" && j.value("math", "") == "tf32" &&
           j.value("problem", "") == key31_) {

@@ -178,6 +178,44 @@ def test_kernelbench_models_become_one_block(tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_resnet18_every_block_patched(tmp_path):
+    # A model of the kind users bring: 20 conv + BatchNorm (+ relu) blocks, residual adds and a
+    # max pool between them (torchvision's ResNet-18; skipped without torchvision).
+    if pytest:
+        pytest.importorskip("torchvision")
+    else:
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            return
+    model_file = tmp_path / "rn.py"
+    model_file.write_text("import torchvision\n"
+                          "class ResNet18(torchvision.models.ResNet):\n"
+                          "    def __init__(self):\n"
+                          "        super().__init__(torchvision.models.resnet.BasicBlock, [2, 2, 2, 2])\n")
+    shape = (2, 3, 64, 64)
+    m = patch_module(tmp_path, str(model_file), "ResNet18", shape, init_args="[]")
+    assert len(m.BLOCKS) == 20
+    ns = {}
+    exec(compile(model_file.read_text(), str(model_file), "exec"), ns)
+    torch.manual_seed(0)
+    model = ns["ResNet18"]().eval()
+    for mod in model.modules():  # BatchNorm statistics that are not the identity
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.2, 0.2)
+            mod.running_var.uniform_(0.5, 2)
+    x = torch.rand(*shape)
+    with torch.no_grad():
+        want = model(x)
+        m.patch(model)
+        got = model(x)
+    calls = [n.target for n in model.forward.__self__.graph.nodes if n.op == "call_module"]
+    assert sum(c.startswith("fusetune_block") for c in calls) == 20
+    assert not any(c.endswith(("conv1", "conv2", "bn1", "bn2")) for c in calls), calls
+    assert [b["op"].calls for b in m.BLOCKS] == [1] * 20
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_training_batchnorm_is_refused(tmp_path):
     shape = (2, 32, 16, 16)
     m = patch_module(tmp_path, os.path.join(ROOT, "examples", "four_blocks.py"), "FourBlocks", shape)
