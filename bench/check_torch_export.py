@@ -5,7 +5,7 @@ reference models, on a GPU.
         [--tune-json-dir DIR]
 
 For each preset given: builds the reference model (KernelBench level 2, problems 31 and 32, as
-published), loads its state_dict() into the exported Model (same constructor, same parameter
+published: bench/kernelbench_refs/), loads its state_dict() into the exported Model (same constructor, same parameter
 names), runs both on the same torch.rand input of the preset's shape and compares:
     every element: |out - ref| <= tol + tol * |ref|     and     relative L2 error <= tol
 with tol = 1e-2 under tf32 (the default: PyTorch's defaults, TF32 allowed for cuDNN convolutions)
@@ -31,7 +31,6 @@ import sys
 
 try:
     import torch
-    import torch.nn as nn
 except ImportError:
     torch = None
 
@@ -52,39 +51,25 @@ def nvrtc_mapped():
         return {line.split()[-1] for line in f if "nvrtc" in line}
 
 
+REFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernelbench_refs")
+
+
+def reference_model(file_name):
+    """KernelBench's reference Model class, from its file under bench/kernelbench_refs/."""
+    namespace = {}
+    path = os.path.join(REFS, file_name)
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - our own reference file
+    return namespace["Model"]
+
+
 if torch is not None:
-    class Model31(nn.Module):  # KernelBench level 2, 31_Conv2d_Min_Add_Multiply.py
-        def __init__(self, in_channels, out_channels, kernel_size, constant_value, bias_shape, scaling_factor):
-            super(Model31, self).__init__()
-            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
-            self.constant_value = constant_value
-            self.bias = nn.Parameter(torch.randn(bias_shape))
-            self.scaling_factor = scaling_factor
-
-        def forward(self, x):
-            x = self.conv(x)
-            x = torch.min(x, torch.tensor(self.constant_value))
-            x = x + self.bias
-            x = x * self.scaling_factor
-            return x
-
-    class Model32(nn.Module):  # KernelBench level 2, 32_Conv2d_Scaling_Min.py
-        def __init__(self, in_channels, out_channels, kernel_size, scale_factor):
-            super(Model32, self).__init__()
-            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
-            self.scale_factor = scale_factor
-
-        def forward(self, x):
-            x = self.conv(x)
-            x = x * self.scale_factor
-            x = torch.min(x, dim=1, keepdim=True)[0]
-            return x
-
     # preset -> (reference class, KernelBench's get_init_inputs(), input shape, a wrong argument list)
     PRESETS = {
-        "kernelbench-31": (Model31, [64, 128, 3, 0.5, (128, 1, 1), 2.0], (128, 64, 128, 128),
-                           [64, 128, 3, 0.25, (128, 1, 1), 2.0]),
-        "kernelbench-32": (Model32, [64, 128, 3, 2.0], (64, 64, 256, 256), [64, 128, 5, 2.0]),
+        "kernelbench-31": (reference_model("level2_31_Conv2d_Min_Add_Multiply.py"), [64, 128, 3, 0.5, (128, 1, 1), 2.0],
+                           (128, 64, 128, 128), [64, 128, 3, 0.25, (128, 1, 1), 2.0]),
+        "kernelbench-32": (reference_model("level2_32_Conv2d_Scaling_Min.py"), [64, 128, 3, 2.0], (64, 64, 256, 256),
+                           [64, 128, 5, 2.0]),
     }
 
 

@@ -155,7 +155,10 @@ def custom_op(name, fn, mutates_args, device_types=None):
     registered.append((name, mutates_args, device_types))
     return CustomOp(name, fn)
 torch.library = types.SimpleNamespace(custom_op=custom_op)
-torch.ops = types.SimpleNamespace()
+class Ops:  # as torch.ops: any namespace on demand, holding the ops registered in it
+    def __getattr__(self, namespace):
+        return types.SimpleNamespace()
+torch.ops = Ops()
 sys.modules.update({"torch": torch, "torch.nn": nn, "torch.nn.functional": functional})
 
 class CUresult(enum.Enum):

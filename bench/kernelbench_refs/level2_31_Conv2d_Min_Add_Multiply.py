@@ -1,7 +1,8 @@
 # KernelBench level 2, problem 31 (github.com/ScalingIntelligence/KernelBench,
 # KernelBench/level2/31_Conv2d_Min_Add_Multiply.py), retyped as the reference model the bench
-# scripts check fusetune's exports and patches against (bench/kernelbench_eval.py runs
-# KernelBench's correctness procedure with it, bench/patch_model.py patches it).
+# scripts check fusetune's exports and patches against (bench/check_torch_export.py compares the
+# exported module with it, bench/kernelbench_eval.py runs KernelBench's correctness procedure with
+# it, bench/patch_model.py patches it).
 import torch
 import torch.nn as nn
 

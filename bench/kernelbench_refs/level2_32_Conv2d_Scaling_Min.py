@@ -1,6 +1,7 @@
 # KernelBench level 2, problem 32 (github.com/ScalingIntelligence/KernelBench,
 # KernelBench/level2/32_Conv2d_Scaling_Min.py), retyped as the reference model the bench scripts
-# check fusetune's exports and patches against (bench/kernelbench_eval.py, bench/patch_model.py).
+# check fusetune's exports and patches against (bench/check_torch_export.py,
+# bench/kernelbench_eval.py, bench/patch_model.py).
 import torch
 import torch.nn as nn
 

@@ -110,7 +110,7 @@ int run_export(const ExportArgs& args) {
     throw InputError("--format torch-patch takes its problems from --spec-file, not a SPEC or --preset");
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
   std::string text;
-  db::WinnerRecord w;
+  std::string what;  // for the line on stderr when the export goes to a file
   if (patch) {
     const auto specs = exporter::read_patch_spec(read_input_file(*args.spec_file, "the spec file"), *args.spec_file);
     auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
@@ -119,33 +119,27 @@ int run_export(const ExportArgs& args) {
       blocks.push_back({s.listed.line, s.listed.problem,
                         for_torch(database, checked_winner(database, path, s.listed.problem, args)), s.block_json});
     text = exporter::export_torch_patch(blocks, *args.spec_file);
-    if (args.output.empty() || args.output == "-") {
-      write_stdout(text);
-    } else {
-      write_output_file(args.output, text);
-      fmt::print(stderr, "fusetune: wrote {} ({} bytes): {} block(s) of {}\n", text::printable(args.output),
-                 text.size(), blocks.size(), text::printable(*args.spec_file));
-    }
-    return 0;
+    what = fmt::format("{} block(s) of {}", blocks.size(), text::printable(*args.spec_file));
+  } else {
+    const auto problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
+    auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
+    db::WinnerRecord w = checked_winner(database, path, problem, args);
+    if (args.format == "cu") text = exporter::export_cu(problem, w);
+    else if (args.format == "ptx") text = exporter::export_ptx(problem, w);
+    else if (args.format == "cubin") text = exporter::export_cubin(problem, w);
+    else
+      text = exporter::export_torch(problem, w = for_torch(database, w),
+                                    args.format == "kernelbench" ? exporter::TorchFlavor::kernelbench
+                                                                 : exporter::TorchFlavor::torch);
+    what = fmt::format("{} measured on {} ({} ms, {:.2f}x vs unfused)", text::printable(w.variant_name),
+                       text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
   }
-  const auto problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
-  auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
-  w = checked_winner(database, path, problem, args);
-
-  if (args.format == "cu") text = exporter::export_cu(problem, w);
-  else if (args.format == "ptx") text = exporter::export_ptx(problem, w);
-  else if (args.format == "cubin") text = exporter::export_cubin(problem, w);
-  else if (args.format == "kernelbench")
-    text = exporter::export_torch(problem, w = for_torch(database, w), exporter::TorchFlavor::kernelbench);
-  else text = exporter::export_torch(problem, w = for_torch(database, w));
 
   if (args.output.empty() || args.output == "-") {
     write_stdout(text);
   } else {
     write_output_file(args.output, text);
-    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {} measured on {} ({} ms, {:.2f}x vs unfused)\n",
-               text::printable(args.output), text.size(), text::printable(w.variant_name),
-               text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
+    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {}\n", text::printable(args.output), text.size(), what);
   }
   return 0;
 }

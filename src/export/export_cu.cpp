@@ -186,12 +186,7 @@ std::string use_lines(const codegen::Variant& v, const db::WinnerRecord& w) {
     return "// Use: compile this file with nvcc (-arch=sm_XX for your GPU), allocate the buffers below, and\n"
            "// call fusetune_run_epilogue() (at the end) with a callback that runs the cuDNN convolution.\n";
   }
-  if (w.env.cc_major < 1 || w.env.cc_major > 20 || w.env.cc_minor < 0 || w.env.cc_minor > 9) {
-    throw InputError(fmt::format("the winner {} is arch-specific but records no valid GPU architecture (compute "
-                                 "capability {}.{})",
-                                 v.name, w.env.cc_major, w.env.cc_minor));
-  }
-  const std::string arch = w.env.arch();  // "sm_90"
+  const std::string arch = record_arch(v, w);  // "sm_90"
   const std::string target = codegen::compile_arch(v, arch);  // "sm_90a"
   return fmt::format(
       "// Use: compile this file with nvcc {} (exactly that: its\n"

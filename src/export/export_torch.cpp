@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "export/export.hpp"
-#include "export/plan_buffers.hpp"
 #include "export/plan_text.hpp"
 #include "export/python_literal.hpp"
 #include "export/summary.hpp"
@@ -52,7 +51,7 @@ std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& w
   std::map<std::string, std::string> values = std::move(op.values);
   values["HEADER"] = without_last_newline(comment_block(summary_lines(problem, winner, v), "# "));
   values["PLAN"] = without_last_newline(comment_block(
-      plan_lines(problem, winner, v, plan_buffers(v), "the op through torch.nn.functional.conv2d"), "# "));
+      plan_lines(problem, winner, v, op.buffers, "the op through torch.nn.functional.conv2d"), "# "));
   values["FORMAT"] = flavor == TorchFlavor::kernelbench ? "kernelbench" : "torch";
   values["CLASS"] = flavor == TorchFlavor::kernelbench ? "ModelNew" : "Model";
   values["PRESET"] = py_str(sig.preset);

@@ -60,20 +60,12 @@ std::string cubin_base64_lines(const std::string& cubin) {
   return out;
 }
 
-// The record's GPU architecture ("sm_90"), to which the CUBIN is tied.
-std::string record_arch(const codegen::Variant& v, const db::WinnerRecord& w) {
-  if (w.env.cc_major < 1 || w.env.cc_major > 20 || w.env.cc_minor < 0 || w.env.cc_minor > 9) {
-    throw InputError(fmt::format("the winner {} records no valid GPU architecture (compute capability {}.{})", v.name,
-                                 w.env.cc_major, w.env.cc_minor));
-  }
-  return w.env.arch();
-}
-
 }  // namespace
 
 TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner) {
   check_winner_problem(problem, winner);
-  TorchOp op{winner_variant(problem, winner), {}};
+  TorchOp op;
+  op.variant = winner_variant(problem, winner);
   const codegen::Variant& v = op.variant;
   for (const auto& st : v.plan) {
     if (st.kind() == codegen::StepKind::cudnn_graph)
@@ -85,6 +77,7 @@ TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner) {
   const std::string arch = codegen::compile_arch(v, record_arch(v, winner));
   // The kernels the plan launches, as the tuner compiled them: nothing compiles at import.
   const std::string cubin = v.source.empty() ? std::string() : export_cubin(problem, winner);
+  op.buffers = plan_buffers(v);
   const spec::Conv& c = problem.conv;
   op.values = {
       {"PROBLEM", py_str(spec::canonical(problem))},
@@ -93,7 +86,7 @@ TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner) {
       {"INPUT_LAYOUT", py_str(c.in == spec::Layout::nhwc ? "nhwc" : "nchw")},
       {"OUTPUT_SHAPE", py_tuple({c.n, problem.out_channels(), c.p(), c.q()})},
       {"CONV", conv_kwargs(c)},
-      {"BUFFER_FLOATS", buffer_floats(plan_buffers(v))},
+      {"BUFFER_FLOATS", buffer_floats(op.buffers)},
       {"VARIANT_JSON", py_long_text(variant_json(v))},
       {"SOURCE", py_long_text(v.source)},
       {"CUBIN_ARCH", py_str(arch)},

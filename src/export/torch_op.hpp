@@ -6,8 +6,10 @@
 // from the record reaches the module only inside string literals.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "codegen/variant.hpp"
+#include "export/plan_buffers.hpp"
 #include "db/records.hpp"
 #include "spec/problem.hpp"
 
@@ -15,6 +17,7 @@ namespace fusetune::exporter {
 
 struct TorchOp {
   codegen::Variant variant;
+  std::vector<BufferInfo> buffers;  // plan_buffers(variant)
   // Placeholder name -> Python literal: PROBLEM, MATH, INPUT_SHAPE, INPUT_LAYOUT, OUTPUT_SHAPE,
   // CONV, BUFFER_FLOATS, VARIANT_JSON, SOURCE, CUBIN_ARCH, CUBIN_CC, CUBIN_BASE64.
   std::map<std::string, std::string> values;

@@ -36,6 +36,14 @@ void check_winner_problem(const spec::Problem& problem, const db::WinnerRecord& 
   }
 }
 
+std::string record_arch(const codegen::Variant& v, const db::WinnerRecord& w) {
+  if (w.env.cc_major < 1 || w.env.cc_major > 20 || w.env.cc_minor < 0 || w.env.cc_minor > 9) {
+    throw InputError(fmt::format("the winner {} records no valid GPU architecture (compute capability {}.{})",
+                                 one_line(v.name), w.env.cc_major, w.env.cc_minor));
+  }
+  return w.env.arch();
+}
+
 std::string one_line(const std::string& text) {
   std::string out = text;
   for (char& ch : out) {

@@ -17,6 +17,10 @@ namespace fusetune::exporter {
 // specialized to that shape, so exporting it under another problem would be silently wrong.
 void check_winner_problem(const spec::Problem& problem, const db::WinnerRecord& winner);
 
+// The GPU architecture the record was tuned on ("sm_90"), which its CUBIN and an arch-specific
+// variant's nvcc target are tied to; InputError when the record's compute capability is not one.
+[[nodiscard]] std::string record_arch(const codegen::Variant& v, const db::WinnerRecord& winner);
+
 // `text` on one line: newlines and other control characters become spaces, so strings from
 // the database (GPU name, options) cannot break out of a comment line.
 [[nodiscard]] std::string one_line(const std::string& text);
