@@ -426,7 +426,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           // a warp stores 32 consecutive channels of one pixel: 128 contiguous bytes
           const int chn = tid & 31;
 #pragma unroll 4
-          for (int j = tid >> 5; j < (FT_BN / 32) * 64; j += 4) {
+          for (int i = 0; i < FT_BN / 2; ++i) {  // (FT_BN / 32) * 64 pixel-chunk pairs, 4 warps
+            const int j = 4 * i + (tid >> 5);
             const int cb = j >> 6, px = j & 63;
             const int m = 64 * c + px;
             const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
@@ -443,8 +444,12 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           const long long pq = (long long)p * FT_Q + q;
           if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
             float* const dst = out + n * FT_K * FT_PQ + pq;
+            // A trip count known at compile time: the unrolled elements form one block, so their
+            // chains interleave (a loop bound of tid's made each its own block, chains in series:
+            // `mish | mish` cost +18% over `x 2`, docs/perf-notes.md v8).
 #pragma unroll 8
-            for (int col = tid >> 6; col < FT_BN; col += 2) {
+            for (int i = 0; i < FT_BN / 2; ++i) {
+              const int col = 2 * i + (tid >> 6);
               const int k = nt * FT_BN + col;
               if (FT_K % FT_BN == 0 || k < FT_K)
                 dst[(long long)k * FT_PQ] = ft_epilogue_value(buf[col * FT_EPI_PITCH + px], k, chan_s);
@@ -640,7 +645,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           // a warp stores 32 consecutive channels of one pixel: 128 contiguous bytes
           const int chn = tid & 31;
           const int k = nt * FT_BN + 32 * cb + chn;
-          for (int px = tid >> 5; px < 64; px += 4) {
+          for (int i = 0; i < 16; ++i) {
+            const int px = 4 * i + (tid >> 5);
             const int m = 64 * c + px;
             const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
             const long long pq = (long long)p * FT_Q + q;
@@ -658,7 +664,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
             float* const dst = out + n * FT_K * FT_PQ + pq;
 #pragma unroll 4
-            for (int chn = tid >> 6; chn < 32; chn += 2) {
+            for (int i = 0; i < 16; ++i) {
+              const int chn = 2 * i + (tid >> 6);
               const int k = nt * FT_BN + 32 * cb + chn;
               if (FT_K % FT_BN == 0 || k < FT_K) dst[(long long)k * FT_PQ] = epi[chn * FT_EPI_PITCH + px];
             }

@@ -9,6 +9,7 @@
 #   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
+#   KB_EVAL=0    step export skips KernelBench's correctness procedure (bench/kernelbench_eval.py)
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
 #   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py
 #                (step problems: bench/problems.txt's problems with C >= 32, tf32); TT_ARGS for
@@ -100,18 +101,20 @@ if want export; then
     [ "${PIPESTATUS[0]}" = 0 ] || rc=1
     # KernelBench's own correctness procedure (bench/kernelbench_eval.py), with PyTorch's default
     # TF32 setting and with TF32 off, the four runs side by side (correctness only: no timing).
-    stamp "KernelBench eval $math"
-    pids=()
-    for p in 31 32; do
-      ref=$(ls bench/kernelbench_refs/level2_${p}_*.py)
-      for tf32 in default off; do
-        python3 bench/kernelbench_eval.py --ref "$ref" --new "$R/kernelbench-$p-$math-kb.py" --tf32 "$tf32" \
-          --json "$R/kernelbench-eval-$p-$math-tf32$tf32.json" > "$R/kernelbench-eval-$p-$math-tf32$tf32.log" 2>&1 &
-        pids+=($!)
+    if [ "${KB_EVAL:-1}" = 1 ]; then
+      stamp "KernelBench eval $math"
+      pids=()
+      for p in 31 32; do
+        ref=$(ls bench/kernelbench_refs/level2_${p}_*.py)
+        for tf32 in default off; do
+          python3 bench/kernelbench_eval.py --ref "$ref" --new "$R/kernelbench-$p-$math-kb.py" --tf32 "$tf32" \
+            --json "$R/kernelbench-eval-$p-$math-tf32$tf32.json" > "$R/kernelbench-eval-$p-$math-tf32$tf32.log" 2>&1 &
+          pids+=($!)
+        done
       done
-    done
-    for pid in "${pids[@]}"; do wait "$pid"; done
-    grep -h "kernelbench-eval:" "$R"/kernelbench-eval-*-"$math"-*.log
+      for pid in "${pids[@]}"; do wait "$pid"; done
+      grep -h "kernelbench-eval:" "$R"/kernelbench-eval-*-"$math"-*.log
+    fi
   done
   pack
 fi

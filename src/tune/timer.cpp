@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
@@ -169,6 +170,27 @@ std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Lo
     for (const auto& s : samples[i]) f.samples.push_back(s.total_ms);
     out[plans[i]->variant.name] = std::move(f);
   }
+  return out;
+}
+
+std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Loaded*>& plans, TimeRound round) {
+  const SustainPolicy policy;
+  std::map<std::string, TimeFigures> out;
+  for (const Loaded* l : plans) {
+    const Prepared p = prepare(*l, 3);
+    std::vector<Sample> samples;
+    std::vector<double> gpu_ms;  // per sample, all its repetitions
+    std::optional<size_t> first;
+    while (!(first = sustain_done(gpu_ms, policy))) {
+      samples.push_back(sample(*l, p));
+      gpu_ms.push_back(samples.back().total_ms * p.batch);
+    }
+    samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(*first));
+    TimeFigures f = summarize_samples(samples, p.batch, round);
+    for (const auto& s : samples) f.samples.push_back(s.total_ms);
+    out[l->variant.name] = std::move(f);
+  }
+  sync_or_lose("sustained timing");
   return out;
 }
 

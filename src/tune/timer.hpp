@@ -31,6 +31,10 @@ class Timer {
   // sustained clocks; figures per variant name, with the per-round samples kept.
   [[nodiscard]] std::map<std::string, TimeFigures> interleaved(const std::vector<const Loaded*>& plans, int rounds,
                                                               TimeRound round);
+  // Each plan alone, back to back, until its time settles at the clocks the power limit leaves
+  // it (timing_stats.hpp, SustainPolicy); the figure is the settled samples. The confirmation
+  // round: the figures reported and stored are what a model running the plan sees.
+  [[nodiscard]] std::map<std::string, TimeFigures> sustained(const std::vector<const Loaded*>& plans, TimeRound round);
 
  private:
   struct Prepared {

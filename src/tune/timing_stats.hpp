@@ -1,6 +1,8 @@
 #pragma once
 // Statistics of repeated timings and the rule that decides when to stop repeating.
 // GPU-free so the policy is unit-tested.
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace fusetune::tune {
@@ -24,5 +26,23 @@ TimingSummary summarize(std::vector<double> samples);
 // True when enough samples were taken: at least min_reps and either the spread is small,
 // max_reps is reached or the time cap is spent.
 bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy, double spent_seconds);
+
+// The confirmation round runs each plan alone, back to back, until its time settles: a heavy
+// kernel draws the H200 to its power limit within a few hundred milliseconds and then runs at
+// the clocks that limit allows (the 3xTF32 fused conv ~1770 MHz instead of 1980: 10% slower,
+// docs/runs/2026-12-02/call38-timing-regimes), which is what a model running it layer after
+// layer sees. Interleaved with cooler plans it never got there (docs/perf-notes.md, "Timing").
+struct SustainPolicy {
+  double heat_ms = 300;    // GPU time back to back before a sample counts
+  double window_ms = 100;  // a window: at least this much GPU time...
+  int min_window = 5;      // ...and at least this many samples
+  double settle = 0.01;    // settled: two consecutive windows' medians this close
+  double max_ms = 3000;    // not settled by then: the last two windows stand
+  int max_samples = 20000;
+};
+
+// sample_ms: each sample's GPU time in order. Once settled (or at the caps), the index of the
+// first sample of the figure (the last two windows); nullopt while more samples are needed.
+std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy);
 
 }  // namespace fusetune::tune

@@ -357,7 +357,12 @@ class TuneRun {
                                                  reply.value("reason", "")));
     const RetimeReply rr = retime_reply_from_json(reply);
     for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
-    if (round == TimeRound::confirmation) rep_.confirm_rounds = req.rounds;
+    if (round == TimeRound::confirmation) {  // sustained: as many samples as settling took; the fewest
+      rep_.confirm_rounds = 0;
+      for (size_t i : idx)
+        rep_.confirm_rounds = rep_.confirm_rounds == 0 ? rep_.results[i].time.count
+                                                       : std::min(rep_.confirm_rounds, rep_.results[i].time.count);
+    }
     if (opt_.on_batch) opt_.on_batch(rep_, idx);
   }
 

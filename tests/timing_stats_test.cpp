@@ -1,0 +1,108 @@
+// The rules that decide how long a plan is timed (src/tune/timing_stats.hpp): when the first pass
+// stops, and when the confirmation round's back-to-back run has settled at the clocks the power
+// limit leaves. GPU-free: fed sample streams shaped like the H200's (calls 34-38).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "tune/timing_stats.hpp"
+
+namespace fusetune::tune {
+namespace {
+
+// Samples until sustain_done says stop; each sample's time from f(elapsed GPU ms before it).
+template <class F>
+std::pair<std::vector<double>, size_t> run_until_settled(F f, const SustainPolicy& p = {}) {
+  std::vector<double> s;
+  double elapsed = 0;
+  for (int guard = 0; guard < 1000000; ++guard) {
+    if (auto first = sustain_done(s, p)) return {s, *first};
+    s.push_back(f(elapsed));
+    elapsed += s.back();
+  }
+  ADD_FAILURE() << "sustain_done never stopped";
+  return {s, 0};
+}
+
+double median_from(const std::vector<double>& s, size_t first) {
+  return summarize({s.begin() + std::ptrdiff_t(first), s.end()}).median;
+}
+
+TEST(TimingStats, SummaryQuartilesAndSpread) {
+  const auto t = summarize({4, 1, 3, 2, 5});
+  EXPECT_EQ(t.count, 5);
+  EXPECT_DOUBLE_EQ(t.min, 1);
+  EXPECT_DOUBLE_EQ(t.median, 3);
+  EXPECT_DOUBLE_EQ(t.q1, 2);
+  EXPECT_DOUBLE_EQ(t.q3, 4);
+  EXPECT_DOUBLE_EQ(t.spread(), 2.0 / 3.0);
+  EXPECT_EQ(summarize({}).count, 0);
+}
+
+TEST(TimingStats, FirstPassStopsOnSpreadRepsOrTime) {
+  const TimingPolicy p;
+  EXPECT_FALSE(timing_done(std::vector<double>(5, 1.0), p, 0.01));   // under min_reps
+  EXPECT_TRUE(timing_done(std::vector<double>(10, 1.0), p, 0.01));   // steady
+  std::vector<double> noisy;
+  for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 1.0 : 1.2);
+  EXPECT_FALSE(timing_done(noisy, p, 0.01));                          // 20% spread
+  EXPECT_TRUE(timing_done(noisy, p, p.max_seconds));                  // out of time
+  EXPECT_TRUE(timing_done(std::vector<double>(200, 1.0), p, 0));      // max_reps
+  EXPECT_TRUE(timing_done({900.0}, p, 4 * p.max_seconds + 1));        // one very slow plan
+}
+
+TEST(TimingStats, SteadyPlanSettlesAfterHeatAndTwoWindows) {
+  const SustainPolicy p;
+  // 1 ms samples: 300 of heat, then two windows of 100.
+  std::vector<double> s(499, 1.0);
+  EXPECT_FALSE(sustain_done(s, p));
+  s.push_back(1.0);
+  ASSERT_TRUE(sustain_done(s, p));
+  EXPECT_EQ(*sustain_done(s, p), 300u);
+}
+
+TEST(TimingStats, FigureIsTheSustainedTimeNotTheBoostOne) {
+  // call 38's 3xTF32 kernel: 2.53 ms at boost clocks, 2.80 once the power limit holds, reached
+  // over the first ~200 ms; the figure must be the latter.
+  const auto [s, first] = run_until_settled([](double t) { return t < 200 ? 2.53 + 0.27 * t / 200 : 2.80; });
+  EXPECT_NEAR(median_from(s, first), 2.80, 0.005);
+}
+
+TEST(TimingStats, KeepsSamplingWhileTheTimeDrifts) {
+  // 2% slower per 100 ms for 1.2 s, then flat: windows 2% apart must not count as settled.
+  const auto [s, first] = run_until_settled([](double t) { return 1.0 + 0.0002 * std::min(t, 1200.0); });
+  double before = 0;
+  for (size_t i = 0; i < first; ++i) before += s[i];
+  EXPECT_GE(before, 1000.0);
+  EXPECT_NEAR(median_from(s, first), 1.24, 0.01);
+}
+
+TEST(TimingStats, PlanThatNeverSettlesStopsAtTheCap) {
+  const SustainPolicy p;
+  const auto [s, first] = run_until_settled([](double t) { return 1.0 + 0.0002 * t; }, p);
+  double total = 0;
+  for (double x : s) total += x;
+  EXPECT_GE(total, p.max_ms);
+  EXPECT_LT(total, p.max_ms + 2 * p.window_ms);
+  EXPECT_LT(first, s.size());
+}
+
+TEST(TimingStats, VerySlowPlanStopsAtTheCapWithTheSamplesAfterHeat) {
+  const SustainPolicy p;
+  const auto [s, first] = run_until_settled([](double) { return 1000.0; }, p);
+  EXPECT_EQ(s.size(), 3u);  // 3 s of samples reach max_ms before two windows of 5
+  EXPECT_EQ(first, 1u);     // the first one was the heat
+}
+
+TEST(TimingStats, ZeroTimeSamplesStopAtMaxSamples) {
+  SustainPolicy p;
+  p.max_samples = 50;
+  const auto [s, first] = run_until_settled([](double) { return 0.0; }, p);
+  EXPECT_EQ(s.size(), 50u);
+  EXPECT_LT(first, s.size());
+}
+
+}  // namespace
+}  // namespace fusetune::tune
