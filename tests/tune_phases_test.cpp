@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -63,8 +64,8 @@ TEST(TunePhases, WinnerIsTheFastestPipelineAndItsFiguresComeFromTheConfirmationR
     EXPECT_GT(rep.results[*rep.runner_up].time.median_ms, w.time.median_ms * (1 + kMinNoise));
   }
   EXPECT_EQ(w.time.round, TimeRound::confirmation);
-  EXPECT_EQ(w.time.samples.size(), 5u);
-  EXPECT_EQ(rep.confirm_rounds, 5);
+  EXPECT_EQ(w.time.samples.size(), 41u);  // sustained: the fake settles after 41 samples
+  EXPECT_EQ(rep.confirm_rounds, 41);
   EXPECT_EQ(rep.results[*rep.unfused].time.round, TimeRound::confirmation);
   EXPECT_EQ(rep.results[*rep.runner_up].time.round, TimeRound::confirmation);
   // Eager's faster conv path is the baseline: the NHWC conv (0.5 ms here) beats the NCHW one.
@@ -109,13 +110,48 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
     std::vector<const VariantResult*> retimed;
     for (const auto* r : rs)
       if (r->time.round != TimeRound::first_pass) retimed.push_back(r);
-    EXPECT_EQ(retimed.size(), std::min<size_t>(2, rs.size())) << design;
-    // Nothing left in the first pass was faster than a finalist of its design.
+    // The best two, and any other within 10% of the best, up to six (a burst's figure can be
+    // that far off the sustained one).
+    EXPECT_GE(retimed.size(), std::min<size_t>(2, rs.size())) << design;
+    EXPECT_LE(retimed.size(), 6u) << design;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto* f : retimed) best = std::min(best, f->time.median_ms);
+    // Nothing left in the first pass was faster than a finalist of its design, nor within 10%
+    // of the best while there was room.
     for (const auto* r : rs) {
       if (r->time.round != TimeRound::first_pass || !r->verified) continue;
       for (const auto* f : retimed) EXPECT_GE(r->time.kernel_median_ms, f->time.kernel_median_ms) << r->variant.name;
+      if (retimed.size() < 6) {
+        EXPECT_GT(r->time.median_ms, 1.10 * best) << r->variant.name;
+      }
     }
   }
+}
+
+// The figures reported and stored come from a sustained confirmation round (each plan alone,
+// until settled: the fake worker answers it with 41 samples); the finalists' round, and every
+// round of a quick run (smoke pairs its samples with unfused's), stay interleaved.
+TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
+  const auto rep = fake_tune(kSpec, "");
+  ASSERT_TRUE(rep.winner);
+  EXPECT_EQ(rep.results[*rep.winner].time.round, TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.winner].time.count, 41);
+  EXPECT_EQ(rep.confirm_rounds, 41);
+  for (const auto& r : rep.results)
+    if (r.time.round == TimeRound::finalists) {
+      EXPECT_EQ(r.time.count, 5) << r.variant.name;
+    }
+
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.max_variants = 4;
+  o.retime_rounds = 5;
+  o.quick = true;
+  const auto q = run_tune(spec::parse(kSpec), o);
+  ASSERT_TRUE(q.winner);
+  EXPECT_EQ(q.results[*q.winner].time.round, TimeRound::confirmation);
+  EXPECT_EQ(q.results[*q.winner].time.count, 5);
+  EXPECT_EQ(q.confirm_rounds, 5);
 }
 
 TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {

@@ -208,7 +208,8 @@ RunReply run_reply_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const RetimeRequest& r) {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : r.entries) entries.push_back({{"variant", codegen::to_json(e.variant)}, {"cubin_path", e.cubin_path}});
-  return {{"cmd", "retime"}, {"entries", entries}, {"rounds", r.rounds}, {"round", round_index(r.round)}};
+  return {{"cmd", "retime"}, {"entries", entries}, {"rounds", r.rounds}, {"round", round_index(r.round)},
+          {"sustained", r.sustained}};
 }
 
 RetimeRequest retime_request_from_json(const nlohmann::json& j) {
@@ -217,6 +218,7 @@ RetimeRequest retime_request_from_json(const nlohmann::json& j) {
     r.entries.push_back({codegen::variant_from_json(e.at("variant")), e.at("cubin_path").get<std::string>()});
   r.rounds = j.at("rounds");
   r.round = round_from(j.at("round").get<int>());
+  r.sustained = j.value("sustained", false);
   return r;
 }
 

@@ -87,6 +87,9 @@ struct RetimeRequest {
   std::vector<RetimeEntry> entries;
   int rounds = 15;
   TimeRound round = TimeRound::finalists;
+  // Each plan alone, back to back until settled (Timer::sustained), instead of `rounds`
+  // interleaved samples: the confirmation round of a full tune.
+  bool sustained = false;
 };
 
 struct RetimeReply {

@@ -127,9 +127,7 @@ RetimeReply Session::retime(const RetimeRequest& req) {
   std::vector<const Loaded*> plans;
   for (const auto& e : req.entries) plans.push_back(&ensure_loaded(e.variant, e.cubin_path));
   RetimeReply reply;
-  // The confirmation round's figures are the ones reported and stored: sustained, each plan alone.
-  reply.results = req.round == TimeRound::confirmation ? timer_->sustained(plans, req.round)
-                                                       : timer_->interleaved(plans, req.rounds, req.round);
+  reply.results = req.sustained ? timer_->sustained(plans, req.round) : timer_->interleaved(plans, req.rounds, req.round);
   return reply;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 
@@ -27,6 +28,9 @@ namespace {
 
 using ms = std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+// Finalists per design beyond TuneOptions::finalists: those within this of the best (finalists()).
+constexpr double kFinalistMargin = 0.10;
+constexpr int kMaxFinalists = 6;
 using codegen::Role;
 
 ms seconds(double s) { return ms(int64_t(s * 1000)); }
@@ -344,6 +348,10 @@ class TuneRun {
     RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
+    // The confirmation round's figures are the ones reported and stored: sustained, each plan
+    // alone, as a model runs it (timing_stats.hpp). Quick runs (correctness, smoke's paired
+    // comparison with unfused) keep interleaved rounds.
+    req.sustained = round == TimeRound::confirmation && !opt_.quick;
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
     nlohmann::json reply;
     try {
@@ -357,11 +365,12 @@ class TuneRun {
                                                  reply.value("reason", "")));
     const RetimeReply rr = retime_reply_from_json(reply);
     for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
-    if (round == TimeRound::confirmation) {  // sustained: as many samples as settling took; the fewest
-      rep_.confirm_rounds = 0;
-      for (size_t i : idx)
-        rep_.confirm_rounds = rep_.confirm_rounds == 0 ? rep_.results[i].time.count
-                                                       : std::min(rep_.confirm_rounds, rep_.results[i].time.count);
+    if (round == TimeRound::confirmation) {
+      rep_.confirm_rounds = req.rounds;
+      if (req.sustained) {  // as many samples as settling took: the fewest of the round
+        rep_.confirm_rounds = std::numeric_limits<int>::max();
+        for (size_t i : idx) rep_.confirm_rounds = std::min(rep_.confirm_rounds, rep_.results[i].time.count);
+      }
     }
     if (opt_.on_batch) opt_.on_batch(rep_, idx);
   }
@@ -515,7 +524,16 @@ class TuneRun {
     std::vector<size_t> round;
     for (auto& [design, idx] : by_design) {
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return estimate(a) < estimate(b); });
-      idx.resize(std::min(idx.size(), size_t(std::max(1, opt_.finalists))));
+      // The first pass times each variant in a short burst, and a burst right after a cool
+      // spell runs at boost clocks: on the H200 two variants of one design swapped places by
+      // 8% between the first pass and sustained timing (docs/runs/2026-12-02/call39-epilogue-ilp,
+      // `mish | mish`). So every variant within kFinalistMargin of the design's best goes on to
+      // the interleaved round too, up to kMaxFinalists.
+      size_t keep = std::min(idx.size(), size_t(std::max(1, opt_.finalists)));
+      while (keep < idx.size() && keep < size_t(std::max(opt_.finalists, kMaxFinalists)) &&
+             estimate(idx[keep]) <= (1 + kFinalistMargin) * estimate(idx[0]))
+        ++keep;
+      idx.resize(keep);
       finalists_.insert(finalists_.end(), idx.begin(), idx.end());
     }
     round = finalists_;
