@@ -98,7 +98,7 @@ int main() {
       RetimeReply out;
       for (const auto& e : r.entries) {
         TimeFigures t = figures(e.variant, 0, r.round);
-        // Sustained: as many samples as settling took (kFakeSustainedSamples here), else `rounds`.
+        // Sustained: the samples of the settled figure (kFakeSustainedSamples here), else `rounds`.
         t.count = r.sustained ? kFakeSustainedSamples : r.rounds;
         for (int i = 0; i < t.count; ++i)
           t.samples.push_back(figures(e.variant, 0.01 * ((i % 3) - 1), r.round).median_ms);

@@ -106,6 +106,7 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
   for (const auto& r : rep.results)
     if (r.variant.role() == Role::solution) by_design[r.variant.design].push_back(&r);
   ASSERT_GE(by_design.size(), 2u);
+  size_t widest = 0;  // the synthetic times put a third variant within 10% somewhere
   for (auto& [design, rs] : by_design) {
     std::vector<const VariantResult*> retimed;
     for (const auto* r : rs)
@@ -125,7 +126,9 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
         EXPECT_GT(r->time.median_ms, 1.10 * best) << r->variant.name;
       }
     }
+    widest = std::max(widest, retimed.size());
   }
+  EXPECT_GT(widest, 2u) << "no design had a third finalist: the 10% rule went untested";
 }
 
 // The figures reported and stored come from a sustained confirmation round (each plan alone,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace fusetune::tune {
@@ -39,37 +40,56 @@ bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy,
   return summarize(samples).spread() < policy.target_spread;
 }
 
+namespace {
+
+// The first sample after heat_ms of GPU time (n when the heat is not over).
+size_t heat_end(const std::vector<double>& sample_ms, double heat_ms) {
+  size_t i = 0;
+  for (double heat = 0; i < sample_ms.size() && heat < heat_ms; ++i) heat += std::max(0.0, sample_ms[i]);
+  return i;
+}
+
+// Complete windows from `first` on, cut greedily: each closes at window_ms of GPU time and
+// min_window samples. [first, end) pairs.
+std::vector<std::pair<size_t, size_t>> complete_windows(const std::vector<double>& sample_ms, size_t first,
+                                                        const SustainPolicy& p) {
+  std::vector<std::pair<size_t, size_t>> windows;
+  for (size_t i = first; i < sample_ms.size();) {
+    const size_t start = i;
+    double acc = 0;
+    for (; i < sample_ms.size() && (acc < p.window_ms || int(i - start) < p.min_window); ++i)
+      acc += std::max(0.0, sample_ms[i]);
+    if (acc < p.window_ms || int(i - start) < p.min_window) break;  // the last one is still running
+    windows.emplace_back(start, i);
+  }
+  return windows;
+}
+
+}  // namespace
+
 std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy) {
   const size_t n = sample_ms.size();
   double total = 0;
   for (double t : sample_ms) total += std::max(0.0, t);
   const bool capped = total >= policy.max_ms || n >= size_t(std::max(1, policy.max_samples));
-  // Past the heat, cut windows greedily: each closes at window_ms of GPU time and min_window samples.
-  size_t i = 0;
-  for (double heat = 0; i < n && heat < policy.heat_ms; ++i) heat += std::max(0.0, sample_ms[i]);
-  const size_t heat_end = i;
-  std::vector<std::pair<size_t, size_t>> windows;  // complete ones: [first, end)
-  while (i < n) {
-    const size_t start = i;
-    double acc = 0;
-    for (; i < n && (acc < policy.window_ms || int(i - start) < policy.min_window); ++i) acc += std::max(0.0, sample_ms[i]);
-    if (acc < policy.window_ms || int(i - start) < policy.min_window) break;  // incomplete: still running
-    windows.emplace_back(start, i);
-  }
-  const auto median_of = [&](const std::pair<size_t, size_t>& w) {
-    return summarize({sample_ms.begin() + std::ptrdiff_t(w.first), sample_ms.begin() + std::ptrdiff_t(w.second)}).median;
-  };
-  if (windows.size() >= 2) {
-    const auto& prev = windows[windows.size() - 2];
-    const double a = median_of(prev), b = median_of(windows.back());
-    const double mid = 0.5 * (a + b);
-    if (capped || (mid > 0 && std::abs(a - b) <= policy.settle * mid)) return prev.first;
+  const size_t heat = heat_end(sample_ms, policy.heat_ms);
+  const auto windows = complete_windows(sample_ms, heat, policy);
+  const size_t k = size_t(std::max(2, policy.settle_windows));
+  if (windows.size() >= k) {
+    double lo = std::numeric_limits<double>::infinity(), hi = 0, sum = 0;
+    for (size_t w = windows.size() - k; w < windows.size(); ++w) {
+      const auto& [first, end] = windows[w];
+      const double m = summarize({sample_ms.begin() + std::ptrdiff_t(first), sample_ms.begin() + std::ptrdiff_t(end)}).median;
+      lo = std::min(lo, m);
+      hi = std::max(hi, m);
+      sum += m;
+    }
+    const double mean = sum / double(k);
+    if (capped || (mean > 0 && hi - lo <= policy.settle * mean)) return windows[windows.size() - k].first;
     return std::nullopt;
   }
   if (!capped) return std::nullopt;
-  // Capped before two windows (samples of hundreds of milliseconds): what came after the heat,
-  // else everything.
-  return heat_end < n ? heat_end : size_t(0);
+  return heat < n ? heat : size_t(0);
 }
 
 }  // namespace fusetune::tune

@@ -36,13 +36,16 @@ struct SustainPolicy {
   double heat_ms = 300;    // GPU time back to back before a sample counts
   double window_ms = 100;  // a window: at least this much GPU time...
   int min_window = 5;      // ...and at least this many samples
-  double settle = 0.01;    // settled: two consecutive windows' medians this close
-  double max_ms = 3000;    // not settled by then: the last two windows stand
+  int settle_windows = 3;  // settled: this many consecutive windows' medians...
+  double settle = 0.01;    // ...within this of their mean (3 windows: a drift of 0.5% per window shows)
+  double max_ms = 3000;    // not settled by then: stop anyway
   int max_samples = 20000;
 };
 
-// sample_ms: each sample's GPU time in order. Once settled (or at the caps), the index of the
-// first sample of the figure (the last two windows); nullopt while more samples are needed.
+// sample_ms: each sample's GPU time in order. Once settled, the index of the first sample of the
+// figure: the settled windows and the samples after them. At a cap: the last settle_windows
+// complete windows and after; with fewer complete windows (samples of hundreds of milliseconds),
+// every sample after the heat, else all of them. nullopt while more samples are needed.
 std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy);
 
 }  // namespace fusetune::tune

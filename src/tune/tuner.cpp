@@ -341,7 +341,8 @@ class TuneRun {
     session_ = false;
   }
 
-  // Interleaved re-timing of `idx`; their figures are replaced by this round's.
+  // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
+  // figures are replaced by this round's.
   void retime(const std::vector<size_t>& idx, TimeRound round) {
     if (idx.size() < 2) return;
     if (!session_) start_session();
@@ -367,7 +368,7 @@ class TuneRun {
     for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
     if (round == TimeRound::confirmation) {
       rep_.confirm_rounds = req.rounds;
-      if (req.sustained) {  // as many samples as settling took: the fewest of the round
+      if (req.sustained) {  // the samples in each settled figure: the fewest of the round
         rep_.confirm_rounds = std::numeric_limits<int>::max();
         for (size_t i : idx) rep_.confirm_rounds = std::min(rep_.confirm_rounds, rep_.results[i].time.count);
       }
@@ -528,7 +529,7 @@ class TuneRun {
       // spell runs at boost clocks: on the H200 two variants of one design swapped places by
       // 8% between the first pass and sustained timing (docs/runs/2026-12-02/call39-epilogue-ilp,
       // `mish | mish`). So every variant within kFinalistMargin of the design's best goes on to
-      // the interleaved round too, up to kMaxFinalists.
+      // the interleaved round too, up to kMaxFinalists (or TuneOptions::finalists if larger).
       size_t keep = std::min(idx.size(), size_t(std::max(1, opt_.finalists)));
       while (keep < idx.size() && keep < size_t(std::max(opt_.finalists, kMaxFinalists)) &&
              estimate(idx[keep]) <= (1 + kFinalistMargin) * estimate(idx[0]))
