@@ -126,6 +126,12 @@ TimeFigures Timer::summarize_samples(const std::vector<Sample>& samples, int bat
   return f;
 }
 
+TimeFigures Timer::round_figures(const std::vector<Sample>& samples, int batch, TimeRound round) {
+  TimeFigures f = summarize_samples(samples, batch, round);
+  for (const auto& s : samples) f.samples.push_back(s.total_ms);
+  return f;
+}
+
 TimeFigures Timer::time(const Loaded& l, const TimingPolicy& policy) {
   const Prepared p = prepare(l, policy.warmup);
   std::vector<Sample> samples;
@@ -165,11 +171,7 @@ std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Lo
     for (size_t i = 0; i < plans.size(); ++i) samples[i].push_back(sample(*plans[i], prepared[i]));
   sync_or_lose("interleaved timing");
   std::map<std::string, TimeFigures> out;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    TimeFigures f = summarize_samples(samples[i], prepared[i].batch, round);
-    for (const auto& s : samples[i]) f.samples.push_back(s.total_ms);
-    out[plans[i]->variant.name] = std::move(f);
-  }
+  for (size_t i = 0; i < plans.size(); ++i) out[plans[i]->variant.name] = round_figures(samples[i], prepared[i].batch, round);
   return out;
 }
 
@@ -193,9 +195,7 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
       if ((first = sustain_done(gpu_ms, policy))) break;
     }
     samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(*first));
-    TimeFigures f = summarize_samples(samples, p.batch, round);
-    for (const auto& s : samples) f.samples.push_back(s.total_ms);
-    out[l->variant.name] = std::move(f);
+    out[l->variant.name] = round_figures(samples, p.batch, round);
   }
   sync_or_lose("sustained timing");
   return out;

@@ -51,6 +51,8 @@ class Timer {
   void heat(const std::vector<const Loaded*>& plans, const std::vector<Prepared>& prepared);
   Sample sample(const Loaded& l, const Prepared& p);
   static TimeFigures summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round);
+  // A round's figures (interleaved or sustained): summarize_samples with every sample kept.
+  static TimeFigures round_figures(const std::vector<Sample>& samples, int batch, TimeRound round);
 
   PlanRunner& runner_;
   reference::GpuReference& ref_;
