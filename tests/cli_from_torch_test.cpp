@@ -27,11 +27,11 @@ std::string fake_python() {
 TEST(CliFromTorch, RunsTheEmbeddedPackageWithTheArgumentsAndPassesItsExitStatusOn) {
   const std::string py = fake_python();
   const auto r = run("from-torch model.py:Net --input-shape 8,32,64,64 --init-args '[32]' --math fp32 -o specs.txt "
-                     "--json blocks.json",
+                     "--json blocks.json --layout nchw",
                      "FUSETUNE_PYTHON=" + py + " ");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.out.find("args: -m fusetune_torch.from_torch model.py:Net --input-shape 8,32,64,64 --math fp32 "
-                       "--init-args [32] -o specs.txt --json blocks.json"),
+                       "--layout nchw --init-args [32] -o specs.txt --json blocks.json"),
             std::string::npos)
       << r.out;
   for (const char* f : {"__init__.py", "from_torch.py", "fx_adapter.py", "graph.py", "match.py", "spec_text.py"})

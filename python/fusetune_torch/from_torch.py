@@ -1,11 +1,14 @@
-"""`fusetune from-torch FILE.py:Class --input-shape N,C,H,W [--init-args JSON] [--math M] [-o SPECS]
-[--json FILE]`: the conv blocks of a PyTorch model as a spec file for `fusetune tune --spec-file`.
+"""`fusetune from-torch FILE.py:Class --input-shape N,C,H,W [--init-args JSON] [--math M]
+[--layout chain|nchw] [-o SPECS] [--json FILE]`: the conv blocks of a PyTorch model as a spec file for `fusetune tune --spec-file`.
 
 The model is built from Class (with --init-args: a JSON list of positional arguments or an object
 of keyword arguments; else, as KernelBench's files do, the file's get_init_inputs()), put in eval
 mode, traced with torch.fx and shape-propagated with fake tensors on the input shape. Each block
 (match.py) becomes one spec line with its module paths in a comment; every conv that is not
-matched is listed with the reason, in the file as a comment and on stderr. --json writes the
+matched is listed with the reason, in the file as a comment and on stderr. With --layout chain
+(the default) a value that passes from one block straight into the convs of others stays
+channels-last between them (`out=nhwc` on the first, `in=nhwc` on the others: match.chain_layouts);
+--layout nchw keeps every block in PyTorch's default layout. --json writes the
 blocks with the graph nodes they replace and where each per-channel operand comes from.
 
 Exit status: 0 with at least one block, 1 with none, 2 bad usage or a model that cannot be
@@ -17,7 +20,7 @@ import json
 import os
 import sys
 
-from .match import find_blocks
+from .match import chain_layouts, find_blocks
 from .spec_text import spec_line
 
 USAGE = 2
@@ -107,7 +110,7 @@ def blocks_json(blocks, unmatched):
     return {
         "schema": "fusetune.from-torch/1",
         "blocks": [{"spec": spec_line(b), "conv": b.conv_path, "modules": b.module_paths, "nodes": b.nodes,
-                    "output": b.output, "params": [{"kind": p.kind, "path": p.path} for p in b.params],
+                    "output": b.output, "layout": {"in": b.in_layout, "out": b.out_layout}, "params": [{"kind": p.kind, "path": p.path} for p in b.params],
                     "ends": b.ends or None} for b in blocks],
         "unmatched": [{"path": u.path, "reason": u.reason} for u in unmatched],
     }
@@ -119,6 +122,8 @@ def main(argv=None):
     ap.add_argument("--input-shape", required=True, help="N,C,H,W of the model's input")
     ap.add_argument("--init-args", help="JSON list or object: Class's constructor arguments")
     ap.add_argument("--math", choices=["tf32", "fp32"], default="tf32", help="written into the file's tune line")
+    ap.add_argument("--layout", choices=["chain", "nchw"], default="chain",
+                    help="chain: values passed from block to block stay channels-last; nchw: every block NCHW")
     ap.add_argument("-o", "--output", help="the spec file (default: standard output)")
     ap.add_argument("--json", help="also write the blocks as JSON here")
     args = ap.parse_args(argv)
@@ -139,6 +144,8 @@ def main(argv=None):
         print(f"fusetune from-torch: {e}", file=sys.stderr)
         return USAGE
     blocks, unmatched = find_blocks(graph)
+    if args.layout == "chain":
+        chain_layouts(graph, blocks)
     out_name = args.output or "SPECS"
     header = [f"fusetune from-torch {args.target} --input-shape {args.input_shape}",
               f"{len(blocks)} block(s); tune them with: fusetune tune --spec-file {out_name} --math {args.math}"]

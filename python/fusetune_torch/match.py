@@ -62,6 +62,8 @@ class Block:
     output: str              # the node whose value the block computes
     ends: str = ""           # why the chain stopped where it did ("" at the model's end or a fork)
     module_paths: List[str] = field(default_factory=list)
+    in_layout: str = "nchw"  # the memory layout the block reads its input in (chain_layouts)
+    out_layout: str = "nchw"  # and writes its output in
 
     @property
     def params(self):
@@ -301,3 +303,26 @@ def find_blocks(graph: Graph):
             continue
         blocks.append(Block(conv.path, geometry, stages, nodes, cur.name, ends, paths))
     return blocks, unmatched
+
+
+def chain_layouts(graph: Graph, blocks):
+    """Keeps the values that pass from one block straight into others channels-last (NHWC), as
+    torch.compile's layout optimization does: a block whose output only feeds the convs of other
+    blocks writes NHWC (a channels-last tensor, so any PyTorch op could still read it), and those
+    blocks read NHWC -- the fast layout for a convolution, with no transform on either side. The
+    model's own input and output, and every value another op reads, stay as PyTorch lays them
+    out (NCHW). A reduced output has one channel, the same memory in either layout: left NCHW."""
+    conv_of = {b.nodes[0]: b for b in blocks}
+    by_output = {b.output: b for b in blocks}
+    for b in blocks:
+        if any(s.op.startswith("reduce_") for s in b.stages):
+            continue
+        users = value_users(graph, b.output)
+        if users and all(u.name in conv_of and u.args and u.args[0] == Ref(b.output) for u in users):
+            b.out_layout = "nhwc"
+    for b in blocks:
+        x = graph.node(b.nodes[0]).args[0]
+        src = by_output.get(x.name) if isinstance(x, Ref) else None
+        if src is not None and src.out_layout == "nhwc":
+            b.in_layout = "nhwc"
+    return blocks

@@ -27,5 +27,13 @@ def stage_text(stage):
     return f"{stage.op}({args})"
 
 
+def layout_words(block: Block):
+    """`,in=nhwc` / `,out=nhwc` where chain_layouts chose channels-last (NCHW is the default)."""
+    return "".join(f",{key}={layout}" for key, layout in (("in", block.in_layout), ("out", block.out_layout))
+                   if layout != "nchw")
+
+
 def spec_line(block: Block):
-    return " | ".join([conv_text(block.conv)] + [stage_text(s) for s in block.stages])
+    conv = conv_text(block.conv)
+    conv = conv[:-1] + layout_words(block) + ")"
+    return " | ".join([conv] + [stage_text(s) for s in block.stages])

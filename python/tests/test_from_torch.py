@@ -56,11 +56,11 @@ KB32 = textwrap.dedent('''
 ''')
 
 
-def specs_of(tmp_path, source, target, shape):
+def specs_of(tmp_path, source, target, shape, *more):
     f = tmp_path / "model.py"
     f.write_text(source)
     out, js = tmp_path / "specs.txt", tmp_path / "blocks.json"
-    rc = main([f"{f}:{target}", "--input-shape", shape, "-o", str(out), "--json", str(js)])
+    rc = main([f"{f}:{target}", "--input-shape", shape, "-o", str(out), "--json", str(js), *more])
     lines = [ln.split("#")[0].strip() for ln in out.read_text().splitlines()]
     return rc, [ln for ln in lines if ln], json.loads(js.read_text())
 
@@ -85,6 +85,13 @@ def test_four_blocks(tmp_path):
         "silu | reduce_max(channel) | mul(0.5)",
     ]
     assert [b["conv"] for b in js["blocks"]] == ["conv1", "conv2", "conv3", "conv4"]
+    # the values passed from block to block stay channels-last; the model's input and output do not
+    assert [(b["layout"]["in"], b["layout"]["out"]) for b in js["blocks"]] == [
+        ("nchw", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nchw")]
+    assert ",bias=true,out=nhwc)" in specs[0] and ",in=nhwc)" in specs[3]
+    with open(os.path.join(ROOT, "examples", "four_blocks.py")) as f:
+        rc, nchw, _ = specs_of(tmp_path, f.read(), "FourBlocks", "8,32,64,64", "--layout", "nchw")
+    assert rc == 0 and nchw == [s.replace(",in=nhwc", "").replace(",out=nhwc", "") for s in specs]
     assert js["blocks"][0]["params"] == [{"kind": "bn_scale", "path": "bn1"}, {"kind": "bn_shift", "path": "bn1"}]
     assert js["unmatched"] == []
 

@@ -7,7 +7,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from fusetune_torch.graph import Graph, Node, Ref  # noqa: E402
-from fusetune_torch.match import find_blocks  # noqa: E402
+from fusetune_torch.match import chain_layouts, find_blocks  # noqa: E402
 from fusetune_torch.spec_text import spec_line  # noqa: E402
 from fusetune_torch.from_torch import write_specs  # noqa: E402
 
@@ -181,3 +181,66 @@ def test_each_spec_line_has_its_block_record():
     assert rec == {"conv": "conv", "nodes": ["conv", "n0", "n1"], "output": "n1",
                    "params": [{"kind": "bn_scale", "path": "bn\n1"}, {"kind": "bn_shift", "path": "bn\n1"}]}
     assert len(text.splitlines()) == len(text.split("\n")) - 1  # no line break from the model's names
+
+
+def _stack(acts, tail=(), reduce_last=False):
+    """x -> [conv_i -> act_i] for each act -> tail ops -> output; 64 channels throughout."""
+    conv = dict(CONV, in_channels=64, out_channels=64)
+    nodes, prev = [Node("x", "input", shape=(2, 64, 16, 16))], "x"
+    for i, act in enumerate(acts):
+        nodes += [Node(f"c{i}", "conv2d", (Ref(prev),), attrs=conv, path=f"l{i}"),
+                  Node(f"a{i}", act, (Ref(f"c{i}"),), shape=(2, 64, 16, 16))]
+        prev = f"a{i}"
+    if reduce_last:
+        nodes.append(Node("red", "amax", (Ref(prev),), {"dim": 1, "keepdim": True}))
+        prev = "red"
+    for j, (op, args) in enumerate(tail):
+        nodes.append(Node(f"t{j}", op, (Ref(prev),) + tuple(args)))
+        prev = f"t{j}"
+    nodes.append(Node("out", "output", (Ref(prev),)))
+    return Graph(nodes)
+
+
+def test_values_between_blocks_stay_channels_last():
+    # conv -> relu -> conv -> gelu -> conv -> silu -> amax: the two values passed from block to
+    # block are NHWC; the model's input and its (reduced) output are as PyTorch lays them out.
+    g = _stack(["relu", "gelu", "silu"], reduce_last=True)
+    blocks, _ = chain_layouts(g, find_blocks(g)[0]), None
+    assert [(b.in_layout, b.out_layout) for b in blocks] == [("nchw", "nhwc"), ("nhwc", "nhwc"), ("nhwc", "nchw")]
+    lines = [spec_line(b) for b in blocks]
+    assert lines[0].startswith("conv2d(n=2,c=64,") and ",bias=true,out=nhwc) | relu" in lines[0]
+    assert ",bias=true,in=nhwc,out=nhwc) | gelu" in lines[1]
+    assert ",bias=true,in=nhwc) | silu | reduce_max(channel)" in lines[2]
+
+
+def test_values_other_ops_read_stay_nchw():
+    # the last block's output feeds a non-block op (and the model's output): NCHW
+    g = _stack(["relu", "tanh"])
+    blocks = chain_layouts(g, find_blocks(g)[0])
+    assert [(b.in_layout, b.out_layout) for b in blocks] == [("nchw", "nhwc"), ("nhwc", "nchw")]
+    # a value read by a block's conv and by another op: NCHW on both sides
+    nodes = list(_stack(["relu", "tanh"]).nodes)
+    out = nodes.pop()
+    nodes += [Node("extra", "module:Foo", (Ref("a0"),)), Node("sum", "add", (Ref(out.args[0].name), Ref("extra"))),
+              Node("out", "output", (Ref("sum"),))]
+    g = Graph(nodes)
+    blocks, _ = find_blocks(g)
+    chain_layouts(g, blocks)
+    assert [b.conv_path for b in blocks] == ["l0", "l1"]
+    assert all((b.in_layout, b.out_layout) == ("nchw", "nchw") for b in blocks)
+    # a block whose next conv is not a block (module:Foo ends its chain with nothing fused): NCHW
+    g = _stack(["relu", "module:Foo"])
+    blocks, unmatched = find_blocks(g)
+    chain_layouts(g, blocks)
+    assert [b.conv_path for b in blocks] == ["l0"] and [u.path for u in unmatched] == ["l1"]
+    assert (blocks[0].in_layout, blocks[0].out_layout) == ("nchw", "nchw")
+
+
+def test_a_reduced_value_stays_nchw_and_nchw_layout_changes_nothing():
+    g = _stack(["relu"], reduce_last=True)
+    blocks = chain_layouts(g, find_blocks(g)[0])
+    assert (blocks[0].in_layout, blocks[0].out_layout) == ("nchw", "nchw")
+    assert "in=" not in spec_line(blocks[0]) and "out=" not in spec_line(blocks[0])
+    g = _stack(["relu", "gelu"])
+    blocks, _ = find_blocks(g)  # without chain_layouts (from-torch --layout nchw)
+    assert all("nhwc" not in spec_line(b) for b in blocks)

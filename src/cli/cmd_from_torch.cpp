@@ -36,6 +36,11 @@ void register_from_torch(CLI::App& app, FromTorchArgs& args) {
   cmd->add_option("--math", args.math, "tf32 | fp32: written into the file's tune line")
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
+  cmd->add_option("--layout", args.layout,
+                  "chain: a value passed from one block straight into others stays channels-last (NHWC) between "
+                  "them, as torch.compile keeps it; nchw: every block reads and writes NCHW")
+      ->check(CLI::IsMember({"chain", "nchw"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "the spec file for `tune --spec-file` (default: standard output)");
   cmd->add_option("--json", args.json, "also write the blocks (nodes, per-channel operands' sources) as JSON");
 }
@@ -52,7 +57,7 @@ int run_from_torch(const FromTorchArgs& args) {
   const char* py = std::getenv("FUSETUNE_PYTHON");
   const std::string python = py && *py ? py : "python3";
   std::vector<std::string> argv = {python, "-m", "fusetune_torch.from_torch", args.target, "--input-shape",
-                                   args.input_shape, "--math", args.math};
+                                   args.input_shape, "--math", args.math, "--layout", args.layout};
   if (args.init_args) argv.insert(argv.end(), {"--init-args", *args.init_args});
   if (args.output) argv.insert(argv.end(), {"-o", *args.output});
   if (args.json) argv.insert(argv.end(), {"--json", *args.json});

@@ -123,6 +123,7 @@ struct FromTorchArgs {
   std::string input_shape;  // N,C,H,W
   std::optional<std::string> init_args;  // JSON
   std::string math = "tf32";
+  std::string layout = "chain";          // chain | nchw: channels-last between blocks or not
   std::optional<std::string> output;     // the spec file (default: standard output)
   std::optional<std::string> json;       // the blocks as JSON
 };
