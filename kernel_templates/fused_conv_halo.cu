@@ -128,10 +128,16 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))   // a stage: the tile (and its small part)
 #define FT_STAGE_B_FLOATS (FT_STAGE_B_BYTES / 4)
 #define FT_EPI_PITCH 68  // 64 pixels + 4: the accumulator writes and the row reads spread over banks
+// NHWC output without the epilogue warpgroup: the tile is staged pixel-major, 32 channels + 8 per
+// pixel, so the accumulator pairs go in as 8-byte words and a pixel's channels come out as 16-byte
+// words, both free of bank conflicts (a column-major tile read across channels was 4-way).
+#define FT_EPI_NHWC_PITCH 40
 #if FT_EPI_WG
 #define FT_EPI_BYTES (FT_CONSUMERS * FT_BN * FT_EPI_PITCH * 4)  // raw accumulators, a buffer per consumer
 #elif FT_REDUCE
 #define FT_EPI_BYTES 0
+#elif FT_OUT_NHWC
+#define FT_EPI_BYTES (FT_CONSUMERS * 64 * FT_EPI_NHWC_PITCH * 4)
 #else
 #define FT_EPI_BYTES (FT_CONSUMERS * 32 * FT_EPI_PITCH * 4)
 #endif
@@ -623,6 +629,49 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
         }
       }
+#elif FT_OUT_NHWC
+      float* const epi = epi_all + c * 64 * FT_EPI_NHWC_PITCH;
+#pragma unroll
+      for (int cb = 0; cb < FT_BN / 32; ++cb) {
+#pragma unroll
+        for (int i = 4 * cb; i < 4 * cb + 4; ++i) {
+          // this thread's two columns (a pair of channels) of rows row0 and row0 + 8
+          const int col = 8 * i + 2 * tq;
+          const int k = nt * FT_BN + col;
+          const bool k0 = FT_K % FT_BN == 0 || k < FT_K, k1 = FT_K % FT_BN == 0 || k + 1 < FT_K;
+          float* const at = epi + row0 * FT_EPI_NHWC_PITCH + (col - 32 * cb);
+          *reinterpret_cast<float2*>(at) = make_float2(k0 ? ft_epilogue_value(acc[4 * i], k, chan_s) : 0.f,
+                                                       k1 ? ft_epilogue_value(acc[4 * i + 1], k + 1, chan_s) : 0.f);
+          *reinterpret_cast<float2*>(at + 8 * FT_EPI_NHWC_PITCH) =
+              make_float2(k0 ? ft_epilogue_value(acc[4 * i + 2], k, chan_s) : 0.f,
+                          k1 ? ft_epilogue_value(acc[4 * i + 3], k + 1, chan_s) : 0.f);
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        // 64 pixels x 32 channels as 512 16-byte words, 4 per thread: a quarter-warp stores the
+        // 128 contiguous bytes of one pixel's 32 channels
+#pragma unroll
+        for (int it = 0; it < 4; ++it) {
+          const int idx = 128 * it + tid;
+          const int px = idx >> 3, c4 = 4 * (idx & 7);
+          const int m = 64 * c + px;
+          const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+          const long long pq = (long long)p * FT_Q + q;
+          const int k = nt * FT_BN + 32 * cb + c4;
+          if (p < FT_P && q < FT_Q && (FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips(n, pq)) {
+            const float4 v = *reinterpret_cast<const float4*>(epi + px * FT_EPI_NHWC_PITCH + c4);
+            float* const dst = out + ((long long)n * FT_PQ + pq) * FT_K + k;
+#if FT_K % 4 == 0
+            *reinterpret_cast<float4*>(dst) = v;  // k < K and K % 4 == 0: all four, 16-byte aligned
+#else
+            dst[0] = v.x;
+            if (k + 1 < FT_K) dst[1] = v.y;
+            if (k + 2 < FT_K) dst[2] = v.z;
+            if (k + 3 < FT_K) dst[3] = v.w;
+#endif
+          }
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+      }
 #else
       float* const epi = epi_all + c * 32 * FT_EPI_PITCH;
 #pragma unroll
@@ -640,21 +689,6 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
         }
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-#if FT_OUT_NHWC
-        {
-          // a warp stores 32 consecutive channels of one pixel: 128 contiguous bytes
-          const int chn = tid & 31;
-          const int k = nt * FT_BN + 32 * cb + chn;
-          for (int i = 0; i < 16; ++i) {
-            const int px = 4 * i + (tid >> 5);
-            const int m = 64 * c + px;
-            const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
-            const long long pq = (long long)p * FT_Q + q;
-            if ((FT_K % FT_BN == 0 || k < FT_K) && p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
-              out[(n * FT_PQ + pq) * FT_K + k] = epi[chn * FT_EPI_PITCH + px];
-          }
-        }
-#else
         {
           // a thread stores one pixel of 16 channels; a warp 32 consecutive pixels of a channel
           const int px = tid & 63;
@@ -671,7 +705,6 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             }
           }
         }
-#endif
         asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
       }
 #endif

@@ -97,7 +97,12 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       const int64_t hcp = (hc + 2 * (vw - 1)) / vw * vw;
       const int64_t chs = (hr * hcp + 23) / 32 * 32 + 8;
       EXPECT_EQ(chs % 32, 8);
-      const int64_t staging = epi_wg ? 2 * bn * 68 * 4 : p.reduce ? 0 : 2 * 32 * 68 * 4;
+      // FT_EPI_BYTES: e1's raw accumulators; e0's staging tile, pixel-major (64 x (32 + 8)) for
+      // NHWC output, channel-major (32 x (64 + 4)) for NCHW; none when reducing.
+      const int64_t staging = epi_wg                        ? 2 * bn * 68 * 4
+                              : p.reduce                    ? 0
+                              : param(v, "out_nhwc") == 1 ? 2 * 64 * 40 * 4
+                                                            : 2 * 32 * 68 * 4;
       const int64_t smem = 1024 + stages * bn * 128 + 2 * 32 * chs * 4 + staging + round_up(chan_floats * 4, 16) +
                            16 * (stages + 2) + 32 * epi_wg + 64;
       EXPECT_EQ(param(v, "smem_bytes"), smem);
@@ -223,7 +228,12 @@ TEST(FusedConvHalo, StrictFp32GetsThe3xTf32DesignOnly) {
       const int64_t hc = (tq - 1) * c.stride_w + (c.s - 1) * c.dil_w + 1;
       const int64_t chs = (hr * ((hc + 2 * (vw - 1)) / vw * vw) + 23) / 32 * 32 + 8;
       const int64_t chan_floats = c.k * ((c.bias ? 1 : 0) + p.num_params);
-      const int64_t staging = epi_wg ? 2 * bn * 68 * 4 : p.reduce ? 0 : 2 * 32 * 68 * 4;
+      // FT_EPI_BYTES: e1's raw accumulators; e0's staging tile, pixel-major (64 x (32 + 8)) for
+      // NHWC output, channel-major (32 x (64 + 4)) for NCHW; none when reducing.
+      const int64_t staging = epi_wg                        ? 2 * bn * 68 * 4
+                              : p.reduce                    ? 0
+                              : param(v, "out_nhwc") == 1 ? 2 * 64 * 40 * 4
+                                                            : 2 * 32 * 68 * 4;
       EXPECT_EQ(param(v, "smem_bytes"), 1024 + stages * bn * 128 * 2 + 2 * 32 * chs * 4 + staging +
                                             round_up(chan_floats * 4, 16) + 16 * (stages + 2) + 32 * epi_wg + 64);
       const KernelStep& pk = v.plan[0].kernel();

@@ -104,6 +104,22 @@ TEST_F(GpuFusedConv, AwkwardGeometry) {
   }
 }
 
+// NHWC output through e0's pixel-major staging tile (16-byte stores where K % 4 == 0, four
+// scalar ones elsewhere) and e1's: K a multiple of the tile, K partial and odd.
+TEST_F(GpuFusedConv, NhwcOutputEveryTileAndOddK) {
+  for (const char* spec : {
+           // python/examples/four_blocks.py's first block, smaller: per-channel mul and add, relu
+           "conv2d(n=2,c=32,h=40,w=40,k=64,r=3,pad=1,out=nhwc) | mul(param[k]) | add(param[k]) | relu",
+           // K = 37: odd, one partial tile; R != S
+           "conv2d(n=2,c=40,h=17,w=19,k=37,r=3,s=2,pad=1,out=nhwc) | relu",
+           // K = 130 (K % 4 = 2) past one tile, W odd (a stride-2 3x3 conv has no halo variant yet)
+           "conv2d(n=3,c=64,h=33,w=35,k=130,r=3,pad=1,out=nhwc) | sigmoid",
+       }) {
+    SCOPED_TRACE(spec);
+    EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
 TEST_F(GpuFusedConv, EveryReductionAndTheOpsAfterIt) {
   for (const char* spec : {
            "conv2d(n=3,c=1,h=20,w=20,k=200,r=3) | mul(2) | reduce_min(channel)",

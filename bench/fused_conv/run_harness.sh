@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds and runs bench/fused_conv/harness.cu for a list of configurations (one per line of
 # KEY=VALUE words: bench/fused_conv/configs-*.txt); prints one line per configuration.
-#   [CONFIGS=file] [OUTDIR=dir] bench/fused_conv/run_harness.sh [all|build-only|run-only]
+#   [CONFIGS=file] [OUTDIR=dir] [TEMPLATES=dir] bench/fused_conv/run_harness.sh [all|build-only|run-only]
+# TEMPLATES: where the kernel templates are read from (default kernel_templates/): an edited copy
+# can be timed against the templates as they are, in one call.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUTDIR="${OUTDIR:-/tmp/fc-harness}"
 mkdir -p "$OUTDIR"
 list="${CONFIGS:-bench/fused_conv/configs-check.txt}"
+templates="${TEMPLATES:-kernel_templates}"
 mode="${1:-all}"  # all | build-only | run-only
 i=0
 while IFS= read -r cfg; do
@@ -18,7 +21,7 @@ while IFS= read -r cfg; do
     flags=()
     for k in "${!d[@]}"; do flags+=("-DFT_$k=${d[$k]}"); done
     unset d
-    if ! nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -I kernel_templates -I bench/fused_conv "${flags[@]}" \
+    if ! nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -O3 -I "$templates" -I bench/fused_conv "${flags[@]}" \
         -o "$OUTDIR/h$i" bench/fused_conv/harness.cu > "$OUTDIR/h$i.build.log" 2>&1; then
       echo "config $i: BUILD FAILED ($cfg)"; tail -3 "$OUTDIR/h$i.build.log"; continue
     fi

@@ -15,6 +15,7 @@ constexpr int64_t kChunk = 32;           // FT_CC: input channels per halo chunk
 constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups,
                                          // plus 128 with the epilogue warpgroup (FT_EPI_WG)
 constexpr int64_t kEpiPitch = 68;        // FT_EPI_PITCH
+constexpr int64_t kEpiNhwcPitch = 40;    // FT_EPI_NHWC_PITCH: e0's pixel-major tile for NHWC output
 
 // A tile whose halo window reads more than this many input values per output pixel and chunk
 // channel (halo area / 128) is pruned, unless no tile does better: the halo is loaded through
@@ -59,7 +60,10 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
   const int64_t stages = v.at("stages");
   const int64_t halo = kChunk * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
   const int64_t epi_wg = v.at("epi_wg");
-  const int64_t epi = epi_wg ? 2 * v.at("bn") * kEpiPitch * 4 : v.at("reduce") ? 0 : 2 * 32 * kEpiPitch * 4;
+  const int64_t epi = epi_wg            ? 2 * v.at("bn") * kEpiPitch * 4
+                      : v.at("reduce")    ? 0
+                      : v.at("out_nhwc") ? 2 * 64 * kEpiNhwcPitch * 4
+                                          : 2 * 32 * kEpiPitch * 4;
   const int64_t chan = (s.chan_floats() * 4 + 15) / 16 * 16;
   return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + 16 * (stages + 2) +
          32 * epi_wg + 64;
