@@ -321,7 +321,8 @@ def chain_layouts(graph: Graph, blocks):
         if users and all(u.name in conv_of and u.args and u.args[0] == Ref(b.output) for u in users):
             b.out_layout = "nhwc"
     for b in blocks:
-        x = graph.node(b.nodes[0]).args[0]
+        conv = graph.node(b.nodes[0])
+        x = conv.args[0] if conv.args else conv.kwargs.get("input")
         src = by_output.get(x.name) if isinstance(x, Ref) else None
         if src is not None and src.out_layout == "nhwc":
             b.in_layout = "nhwc"

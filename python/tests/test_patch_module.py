@@ -40,6 +40,8 @@ class StandInOp:
     def __init__(self, spec, conv, input_shape):
         self.conv, self.input_shape, self.calls = conv, input_shape, 0
         self.stages = [s.strip() for s in spec.split(" | ")[1:]]
+        # as fusetune's op: the result channels-last where the spec says out=nhwc
+        self.output_layout = "nhwc" if "out=nhwc" in spec.split(" | ")[0] else "nchw"
 
     def check_input(self, x):
         if tuple(x.shape) != self.input_shape:
@@ -71,7 +73,7 @@ class StandInOp:
                 y = torch.clamp(y, max=vals[0])
             else:
                 raise AssertionError(f"the stand-in has no {op}")
-        return y
+        return y.contiguous(memory_format=torch.channels_last) if self.output_layout == "nhwc" else y.contiguous()
 
 
 def patch_module(tmp_path, model_file, target, shape, init_args=None):
@@ -155,6 +157,33 @@ def test_four_blocks_patched_and_unpatched(tmp_path):
     m.patch(model)
     with pytest.raises(ValueError, match="tuned for") if pytest else _raises(ValueError):
         model(torch.rand(1, 32, 16, 16))
+
+
+def test_channels_last_between_blocks_and_nowhere_else(tmp_path):
+    # from-torch chains layouts: the values passed from block to block are channels-last, the
+    # model's output is not.
+    shape = (2, 32, 16, 16)
+    m = patch_module(tmp_path, os.path.join(ROOT, "examples", "four_blocks.py"), "FourBlocks", shape)
+    assert [b["op"].output_layout for b in m.BLOCKS] == ["nhwc", "nhwc", "nhwc", "nchw"]
+    model = four_blocks()
+    x = torch.rand(*shape)
+    with torch.no_grad():
+        want = model(x)
+        got = m.patch(model)(x)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert got.is_contiguous()
+    # Without conv2's block (its line taken out of the spec file), conv1's channels-last output
+    # would reach the model's own conv2: patch() hands it over as PyTorch lays it out.
+    del m.BLOCKS[1]
+    model = four_blocks()
+    seen = []
+    model.conv2.register_forward_pre_hook(lambda mod, inp: seen.append(inp[0].is_contiguous()))
+    with torch.no_grad():
+        got = m.patch(model)(x)
+    gm = model.forward.__self__
+    assert [n.target for n in gm.graph.nodes if n.op == "call_method"] == ["contiguous"]
+    assert seen == [True]
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_kernelbench_models_become_one_block(tmp_path):

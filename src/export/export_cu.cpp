@@ -147,7 +147,8 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
       "                                        const float* bias, float* out, cudaStream_t stream);\n\n"
       "// Runs the whole plan on `stream`, asynchronously (no synchronization), and returns the first\n"
       "// error, else cudaGetLastError(). The pointers are the plan's buffers (sizes and layouts in the\n"
-      "// comment at the top), all device memory the caller owns. The kernels' shapes are fixed: only\n"
+      "// comment at the top), all device memory the caller owns, each 16-byte aligned (the kernels\n"
+      "// read and write 16-byte words; cudaMalloc's pointers are). The kernels' shapes are fixed: only\n"
       "// the problem in the header may be run. extern \"C\" so it can be called through dlopen/ctypes.\n";
   out += "extern \"C\" cudaError_t fusetune_run_epilogue(\n" + signature;
   out += "  cudaError_t err = cudaSuccess;\n";
