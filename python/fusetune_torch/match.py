@@ -321,8 +321,7 @@ def chain_layouts(graph: Graph, blocks):
         if users and all(u.name in conv_of and u.args and u.args[0] == Ref(b.output) for u in users):
             b.out_layout = "nhwc"
     for b in blocks:
-        conv = graph.node(b.nodes[0])
-        x = conv.args[0] if conv.args else conv.kwargs.get("input")
+        x = graph.node(b.nodes[0]).args[0]  # a block's conv has its input there (conv_geometry)
         src = by_output.get(x.name) if isinstance(x, Ref) else None
         if src is not None and src.out_layout == "nhwc":
             b.in_layout = "nhwc"

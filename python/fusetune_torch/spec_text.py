@@ -12,10 +12,10 @@ def _number(v):
     return text[:-2] if text.endswith(".0") else text
 
 
-def conv_text(c):
+def conv_text(c, layouts=""):
     return (f"conv2d(n={c['n']},c={c['c']},h={c['h']},w={c['w']},k={c['k']},r={c['r']},s={c['s']},"
             f"stride={_pair(c['stride'])},pad={_pair(c['pad'])},dilation={_pair(c['dilation'])},"
-            f"bias={'true' if c['bias'] else 'false'})")
+            f"bias={'true' if c['bias'] else 'false'}{layouts})")
 
 
 def stage_text(stage):
@@ -34,6 +34,4 @@ def layout_words(block: Block):
 
 
 def spec_line(block: Block):
-    conv = conv_text(block.conv)
-    conv = conv[:-1] + layout_words(block) + ")"
-    return " | ".join([conv] + [stage_text(s) for s in block.stages])
+    return " | ".join([conv_text(block.conv, layout_words(block))] + [stage_text(s) for s in block.stages])
