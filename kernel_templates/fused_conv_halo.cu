@@ -35,7 +35,8 @@
 // stores. Why: with the epilogue on the consumers the tensor cores idle while it runs: on #31's
 // shape leaving the stores out took 16% off the kernel and `mish | mish` instead of `x 2` added
 // 43% (docs/perf-notes.md, v8). Costs the shared memory of the buffers (bn <= 128 fits) and
-// registers: consumers get 184 instead of 224.
+// registers: consumers get 184 instead of 224. FT_EPI_WG 2: two such warpgroups, one per
+// consumer's buffer, for chains of costly ops (consumers 160 registers, each epilogue thread 48).
 //
 // 3xTF32 (FT_SPLIT 1, `--math fp32`): every operand is split into a TF32 "big" part and the
 // TF32-rounded remainder, and each product is accumulated as small*big + big*small + big*big in
@@ -44,9 +45,9 @@
 // holds the big and the small tile), the input tile per element as the consumers read it (the
 // halo stays fp32: no rounding pass).
 //
-// Launch: grid.x = min(tiles, SMs), block 384, dynamic shared memory FT_SMEM_BYTES (>=
-// FT_SMEM_NEEDED, checked at run time); x 16-byte aligned (the halo copies are up to 16 bytes).
-// Needs sm_90a. First measured as the prototype
+// Launch: grid.x = min(tiles, SMs), block FT_THREADS (384 + 128 * FT_EPI_WG), dynamic shared
+// memory FT_SMEM_BYTES (>= FT_SMEM_NEEDED, checked at run time); x 16-byte aligned (the halo
+// copies are up to 16 bytes). Needs sm_90a. First measured as the prototype
 // bench/fused_conv/halo_conv_v6.cu (docs/perf-notes.md, "v6").
 #ifndef FT_GENERATED
 #define FT_TP 4
@@ -96,6 +97,9 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #ifndef FT_EPI_WG
 #define FT_EPI_WG 0
 #endif
+#if FT_EPI_WG < 0 || FT_EPI_WG > 2
+#error "fused_conv_halo.cu: FT_EPI_WG must be 0, 1 or 2 (epilogue warpgroups)"
+#endif
 #define FT_CONSUMERS 2
 #define FT_THREADS (384 + 128 * FT_EPI_WG)
 #define FT_CC 32                                         // channels per chunk
@@ -142,14 +146,18 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_EPI_BYTES (FT_CONSUMERS * 32 * FT_EPI_PITCH * 4)
 #endif
 #define FT_CHAN_BYTES ((FT_CHAN_FLOATS * 4 + 15) / 16 * 16)
+// Two epilogue warpgroups and a channel reduction: a pixel's columns are split between two
+// threads, whose partial results meet here (64 per warpgroup).
+#define FT_EPI_RED_BYTES ((FT_EPI_WG == 2 && FT_REDUCE) ? 2 * 64 * 4 : 0)
+#define FT_EPI_BARS (FT_EPI_WG ? 1 : 0)  // e_full / e_empty: a pair per consumer
 #define FT_TILES_P ((FT_P + FT_TP - 1) / FT_TP)
 #define FT_TILES_Q ((FT_Q + FT_TQ - 1) / FT_TQ)
 #define FT_TILES ((long long)FT_N * FT_TILES_P * FT_TILES_Q)
 // [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
 // generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
 #define FT_SMEM_NEEDED                                                                                  \
-  (1024 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + 16 * (FT_STAGES + 2) + \
-   32 * FT_EPI_WG + 64)
+  (1024 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + FT_EPI_RED_BYTES + \
+   16 * (FT_STAGES + 2) + 32 * FT_EPI_BARS + 64)
 #ifndef FT_SMEM_BYTES
 #define FT_SMEM_BYTES FT_SMEM_NEEDED
 #endif
@@ -171,18 +179,28 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 #define FT_CROSS (FT_RS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
 #endif
 constexpr int ft_chunk_unroll = FT_CROSS ? FT_CHUNKS : 1;
+// the epilogue warpgroup's NCHW store loop: elements whose chains interleave (registers allow)
+constexpr int ft_epi_unroll = FT_EPI_WG == 2 ? 4 : 8;
 // After tap t's wait the consumers release tap t - (FT_AB - 1)'s stage, the one tap t + 1 refills
 // when there are just FT_AB stages.
 static_assert(FT_STAGES >= FT_AB, "fused_conv_halo.cu: fewer filter stages than taps in flight");
 #define FT_REGS_P 56  // producer warpgroup: addresses and loop counters only
-#if FT_EPI_WG
-#define FT_REGS_C 184  // consumers: BN/2 accumulators + two taps of A fragments
+#if FT_EPI_WG == 2
+// 640 threads start with 96 registers each (65536 / 640, in units of 8): a pool of 61440
+#define FT_REGS_C 160  // consumers: BN/2 accumulators + FT_AB taps of A fragments
+#define FT_REGS_E 48   // each epilogue warpgroup: the op chain, four elements at a time
+#elif FT_EPI_WG
+#define FT_REGS_C 184  // consumers: BN/2 accumulators + FT_AB taps of A fragments
 #define FT_REGS_E 88   // the epilogue warpgroup: the op chain
 #else
-#define FT_REGS_C 224  // consumers: BN/2 accumulators + two taps of A fragments + the epilogue
+#define FT_REGS_C 224  // consumers: BN/2 accumulators + FT_AB taps of A fragments + the epilogue
 #define FT_REGS_E 0
 #endif
-static_assert(128 * FT_REGS_P + 256 * FT_REGS_C + 128 * FT_REGS_E <= 65536, "setmaxnreg: register file over-committed");
+// setmaxnreg moves registers within the pool the block was launched with: FT_THREADS times the
+// per-thread count __launch_bounds__(FT_THREADS, 1) leaves (a multiple of 8)
+static_assert(128 * FT_REGS_P + 256 * FT_REGS_C + 128 * FT_EPI_WG * FT_REGS_E <=
+                  FT_THREADS * (65536 / FT_THREADS / 8 * 8),
+              "setmaxnreg: register file over-committed");
 
 // 3xTF32: a value's big part (TF32, to nearest) and its small part (the remainder, exact in
 // fp32, rounded to TF32), both with their low 13 bits zero as wgmma reads them; an infinity, a
@@ -258,7 +276,10 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   float* const epi_all = reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES);
   float* const chan_s =
       reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES);
-  const unsigned bars = smem0 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES;
+  float* const epi_red = reinterpret_cast<float*>(base + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES +
+                                                   FT_EPI_BYTES + FT_CHAN_BYTES);
+  const unsigned bars =
+      smem0 + FT_STAGES * FT_STAGE_B_BYTES + 2 * FT_HALO_BYTES + FT_EPI_BYTES + FT_CHAN_BYTES + FT_EPI_RED_BYTES;
   const unsigned b_full = bars, b_empty = bars + 8 * FT_STAGES;
   const unsigned h_full = bars + 16 * FT_STAGES, h_empty = h_full + 16;
   const unsigned e_full = h_empty + 16, e_empty = e_full + 16;  // FT_EPI_WG: a pair per consumer
@@ -271,9 +292,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       ft_mbar_init(h_full + 8 * h, FT_HTHREADS);
       ft_mbar_init(h_empty + 8 * h, 4 * FT_CONSUMERS);
     }
-    for (int c = 0; c < FT_CONSUMERS * FT_EPI_WG; ++c) {
+    for (int c = 0; c < FT_CONSUMERS * FT_EPI_BARS; ++c) {
       ft_mbar_init(e_full + 8 * c, 4);   // one arrival per warp of consumer c
-      ft_mbar_init(e_empty + 8 * c, 4);  // one per epilogue warp
+      ft_mbar_init(e_empty + 8 * c, 4);  // one per warp of the epilogue warpgroup that empties it
     }
     ft_fence_mbar_init();  // the bulk copies (async proxy) signal these barriers
   }
@@ -394,9 +415,13 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   }
 
 #if FT_EPI_WG
-  // ---- epilogue warpgroup ------------------------------------------------------------------------
-  if (wg == 1 + FT_CONSUMERS) {
+  // ---- epilogue warpgroup(s) ---------------------------------------------------------------------
+  // One warpgroup empties both consumers' buffers in turn; two (FT_EPI_WG 2) empty one each, so a
+  // chain of costly ops has two warps per scheduler instead of one: on #31's shape `gelu |
+  // softplus` took 1.79 ms instead of 2.15 (docs/perf-notes.md, v11).
+  if (wg > FT_CONSUMERS) {
     ft_setmaxnreg_dec<FT_REGS_E>();
+    const int ew = wg - 1 - FT_CONSUMERS;  // which epilogue warpgroup
     const int tid = (int)threadIdx.x - 128 * wg, lane = tid & 31;
     int ei = 0;  // buffers taken so far: the barriers' phase
     for (long long tile = blockIdx.x; tile < FT_TILES; tile += gridDim.x) {
@@ -404,28 +429,45 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       int tp0, tq0;
       ft_tile_coords(tile, n, tp0, tq0);
 #if FT_REDUCE
+#if FT_EPI_WG == 2
+      // consumer ew's pixel px; this thread takes every other column (the other thread of the
+      // pair, tid ^ 64, the rest)
+      const int c = ew, px = tid & 63, col0 = tid >> 6;
+      constexpr int col_step = 2;
+#else
       // one pixel per thread: consumer c's pixel px, every channel of every column tile
-      const int c = tid >> 6, px = tid & 63;
+      const int c = tid >> 6, px = tid & 63, col0 = 0;
+      constexpr int col_step = 1;
+#endif
       float red = ft_reduce_init();
 #endif
       for (int nt = 0; nt < FT_NT; ++nt, ++ei) {
 #if FT_REDUCE
+#if FT_EPI_WG == 2
+        ft_mbar_wait(e_full + 8 * c, ei & 1);
+#else
         ft_mbar_wait(e_full, ei & 1);
         ft_mbar_wait(e_full + 8, ei & 1);
+#endif
         const float* const buf = epi_all + c * FT_BN * FT_EPI_PITCH + px;
 #pragma unroll 8
-        for (int col = 0; col < FT_BN; ++col) {
+        for (int i = 0; i < FT_BN / col_step; ++i) {
+          const int col = col_step * i + col0;
           const int k = nt * FT_BN + col;
           if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k))
             red = ft_reduce_step(red, ft_epilogue_value(buf[col * FT_EPI_PITCH], k, chan_s));
         }
         __syncwarp();
         if (lane == 0) {
+#if FT_EPI_WG == 2
+          ft_mbar_arrive(e_empty + 8 * c);
+#else
           ft_mbar_arrive(e_empty);
           ft_mbar_arrive(e_empty + 8);
+#endif
         }
 #else
-        for (int c = 0; c < FT_CONSUMERS; ++c) {
+        for (int c = ew; c < FT_CONSUMERS; c += FT_EPI_WG) {
           ft_mbar_wait(e_full + 8 * c, ei & 1);
           const float* const buf = epi_all + c * FT_BN * FT_EPI_PITCH;
 #if FT_OUT_NHWC
@@ -452,8 +494,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             float* const dst = out + n * FT_K * FT_PQ + pq;
             // A trip count known at compile time: the unrolled elements form one block, so their
             // chains interleave (a loop bound of tid's made each its own block, chains in series:
-            // `mish | mish` cost +18% over `x 2`, docs/perf-notes.md v8).
-#pragma unroll 8
+            // `mish | mish` cost +18% over `x 2`, docs/perf-notes.md v8). Two warpgroups have
+            // half the registers each: four at a time.
+#pragma unroll ft_epi_unroll
             for (int i = 0; i < FT_BN / 2; ++i) {
               const int col = 2 * i + (tid >> 6);
               const int k = nt * FT_BN + col;
@@ -468,16 +511,29 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
       }
 #if FT_REDUCE
-      const int m = 64 * c + px;
-      const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
-      const long long pq = (long long)p * FT_Q + q;
-      if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
-        out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(red), 0, chan_s);
+#if FT_EPI_WG == 2
+      // the pair's two halves meet: the upper half hands its result to the lower
+      if (col0 == 1) epi_red[ew * 64 + px] = red;
+      asm volatile("bar.sync %0, 128;\n" ::"r"(4 + ew) : "memory");
+      if (col0 == 0) red = ft_reduce_step(red, epi_red[ew * 64 + px]);
+      asm volatile("bar.sync %0, 128;\n" ::"r"(4 + ew) : "memory");  // read before the next tile writes
+      if (col0 == 0) {
+#else
+      (void)epi_red;
+      {
+#endif
+        const int m = 64 * c + px;
+        const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+        const long long pq = (long long)p * FT_Q + q;
+        if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
+          out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(red), 0, chan_s);
+      }
 #endif
     }
     return;
   }
 #endif
+  (void)epi_red;
 
   // ---- consumers ---------------------------------------------------------------------------------
   ft_setmaxnreg_inc<FT_REGS_C>();

@@ -7,6 +7,7 @@
 // worker, as `tune` does. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -130,6 +131,26 @@ TEST_F(GpuFusedConv, EveryReductionAndTheOpsAfterIt) {
            "conv2d(n=8,c=64,h=66,w=66,k=128,r=3) | mul(2) | reduce_min(channel)",
        }) {
     SCOPED_TRACE(spec);
+    EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
+// Two epilogue warpgroups (e2, for chains of two or more costly ops): each empties one
+// consumer's buffer; with a reduction, two threads share a pixel and meet in shared memory.
+TEST_F(GpuFusedConv, TwoEpilogueWarpgroupsEveryOutputAndReduction) {
+  for (const char* spec : {
+           // K = 130: a partial second column tile; more tiles than SMs
+           "conv2d(n=4,c=64,h=66,w=66,k=130,r=3,pad=1) | mish | mish",
+           // NHWC output, K = 72, C = 40 (a partial chunk), W odd
+           "conv2d(n=2,c=40,h=30,w=31,k=72,r=3,pad=1,out=nhwc) | gelu | add(param[k]) | softplus",
+           // a reduction after two costly ops, K = 200, more tiles than SMs, the ops after it
+           "conv2d(n=8,c=64,h=50,w=66,k=200,r=3) | silu | tanh | reduce_mean(channel) | mul(3)",
+           "conv2d(n=2,c=33,h=19,w=21,k=76,r=3,s=2,pad=1) | sigmoid | exp | reduce_max(channel)",
+       }) {
+    SCOPED_TRACE(spec);
+    const auto names = fused_conv_names(fusetune::spec::parse(spec), "tf32");
+    EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.ends_with(".e2"); }))
+        << "no e2 variant for " << spec;
     EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
   }
 }

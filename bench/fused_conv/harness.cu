@@ -7,7 +7,9 @@
 // worst errors against a float64 CPU conv and where they are (first few wrong elements).
 // Diagnostics (timing only, for docs/perf-notes.md; fusetune's verification is the gate):
 //   -DFT_HARNESS_CHAIN=1    epilogue mish(mish(v)) (ft_math.cuh's rendering) instead of v * 2:
-//                           what two transcendental ops cost inside the fused conv
+//                           what two transcendental ops cost inside the fused conv;
+//   -DFT_HARNESS_CHAIN=2    softplus(gelu(v)), the other chain of issue 10's pipeline figures;
+//   -DFT_HARNESS_CHAIN=3    mish | mish from ex2.approx and rcp.approx alone (fewer instructions)
 //   -DFT_HARNESS_NOSTORE=1  the output is never stored (the check is skipped): what the
 //                           epilogue's global stores cost
 //   -DFT_HARNESS_ITERS=N    timed launches (default 10), each between its own events: the mean,
@@ -47,7 +49,31 @@
 #if FT_HARNESS_NOSTORE
 #define ft_plant_skips(n, pq) true  // every store left out (diagnostic; the check is skipped)
 #endif
-#if FT_HARNESS_CHAIN
+#if FT_HARNESS_CHAIN == 3
+// A question, not a rendering: mish with ex2.approx and rcp.approx alone (9 instructions instead
+// of ft_mish's 24): does the chain's cost inside the fused conv follow its instruction count?
+__device__ __forceinline__ float ft_mish_approx(float v) {
+  float e, r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fminf(v, 20.0f) * 1.44269504f));
+  const float n = fmaf(e, e, e + e);
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(n + 2.0f));
+  return v * (n * r);
+}
+__device__ __forceinline__ float ft_chain(float v, int, const float*) { return ft_mish_approx(ft_mish_approx(v)); }
+__device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return ft_chain(v, 0, nullptr); }
+static double ref_chain(double v) {
+  for (int i = 0; i < 2; ++i) v = v * std::tanh(std::log1p(std::exp(v)));
+  return v;
+}
+#elif FT_HARNESS_CHAIN == 2
+#include "ft_math.cuh"
+__device__ __forceinline__ float ft_chain(float v, int, const float*) { return ft_softplus(ft_gelu(v), 1.0f, 20.0f); }
+__device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return ft_chain(v, 0, nullptr); }
+static double ref_chain(double v) {
+  v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+  return v > 20 ? v : std::log1p(std::exp(v));
+}
+#elif FT_HARNESS_CHAIN
 #include "ft_math.cuh"
 __device__ __forceinline__ float ft_chain(float v, int, const float*) { return ft_mish(ft_mish(v)); }
 __device__ __forceinline__ float ft_chain_pre(float v, int, const float*) { return ft_mish(ft_mish(v)); }

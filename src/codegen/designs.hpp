@@ -95,8 +95,9 @@ inline constexpr int64_t kFusedConvBk = 32;
 // tp x 128/tp output pixels of one image, loads each 32-channel chunk of the input rows they
 // need (the halo) once into shared memory, and every filter tap reads it through a shifted
 // view, A from registers (wgmma RS form). Persistent: min(tiles, kPersistentBlocks) blocks of
-// 384 threads (a filter-streaming warp, three halo warps, two consumer warpgroups), 512 with the
-// epilogue warpgroup (epi_wg 1: it runs the epilogue while the consumers start the next tile).
+// 384 threads (a filter-streaming warp, three halo warps, two consumer warpgroups), plus 128 per
+// epilogue warpgroup (epi_wg 1: one runs the epilogue while the consumers start the next tile;
+// epi_wg 2: one per consumer, for chains of costly ops).
 
 // Blocks of a persistent kernel: the SM count of the H100 SXM and H200, a fixed figure so every
 // sm_90 device gets the same plan (trust/provenance.cpp regenerates records with generic

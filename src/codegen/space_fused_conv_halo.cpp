@@ -13,7 +13,7 @@ namespace {
 constexpr int64_t kTilePixels = 128;     // FT_TP * FT_TQ: two consumer warpgroups of 64 pixels
 constexpr int64_t kChunk = 32;           // FT_CC: input channels per halo chunk (one K tile per tap)
 constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups,
-                                         // plus 128 with the epilogue warpgroup (FT_EPI_WG)
+                                         // plus 128 per epilogue warpgroup (FT_EPI_WG)
 constexpr int64_t kEpiPitch = 68;        // FT_EPI_PITCH
 constexpr int64_t kEpiNhwcPitch = 40;    // FT_EPI_NHWC_PITCH: e0's pixel-major tile for NHWC output
 
@@ -40,6 +40,34 @@ int64_t halo_channel_floats(const spec::Conv& c, const Shape& s, int64_t tp, int
   return (halo_rows(c, tp) * halo_row_floats(c, s, tq) + 23) / 32 * 32 + 8;
 }
 
+// Ops of the per-element chain rendered with a special function (ex2, rcp, erf, lg2: ft_math.cuh):
+// what makes a chain cost more than a tile's MMAs on one epilogue warpgroup.
+int special_function_ops(const spec::Problem& problem) {
+  int n = 0;
+  for (const spec::Op& op : problem.pre) {
+    switch (op.kind) {
+      case spec::OpKind::gelu:
+      case spec::OpKind::gelu_tanh:
+      case spec::OpKind::tanh:
+      case spec::OpKind::sigmoid:
+      case spec::OpKind::silu:
+      case spec::OpKind::mish:
+      case spec::OpKind::softplus:
+      case spec::OpKind::exp:
+      case spec::OpKind::log:
+        ++n;
+        break;
+      default:
+        break;
+    }
+  }
+  return n;
+}
+
+// Registers per thread a block of `threads` starts with under __launch_bounds__(threads, 1), out
+// of `regs` per block (in units of 8): setmaxnreg moves registers within threads times this.
+int64_t launch_registers(int64_t regs, int64_t threads) { return regs / threads / 8 * 8; }
+
 double halo_amplification(const spec::Conv& c, const Shape& s, int64_t tp) {
   return double(halo_rows(c, tp) * halo_row_floats(c, s, kTilePixels / tp)) / double(kTilePixels);
 }
@@ -65,8 +93,10 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
                       : v.at("out_nhwc") ? 2 * 64 * kEpiNhwcPitch * 4
                                           : 2 * 32 * kEpiPitch * 4;
   const int64_t chan = (s.chan_floats() * 4 + 15) / 16 * 16;
-  return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + 16 * (stages + 2) +
-         32 * epi_wg + 64;
+  // FT_EPI_RED_BYTES: two epilogue warpgroups' partial reductions
+  const int64_t red = epi_wg == 2 && v.at("reduce") ? 2 * 64 * 4 : 0;
+  return 1024 + stages * v.at("bn") * 128 * (1 + v.at("split")) + 2 * halo + epi + chan + red + 16 * (stages + 2) +
+         32 * (epi_wg ? 1 : 0) + 64;
 }
 
 LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
@@ -87,9 +117,10 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
       .param("bn", "n", {32, 64, 128, 256})
       .param("stages", "s", {4, 5, 6, 8})
       // e1: a fourth warpgroup runs the epilogue while the consumers go on with the next tile
-      // (its buffers cost 2 x bn x 272 bytes of shared memory: fewer stages fit); e0: the
-      // consumers run it themselves between tiles (more stages, more registers per consumer).
-      .param("epi_wg", "e", {0, 1})
+      // (its buffers cost 2 x bn x 272 bytes of shared memory: fewer stages fit); e2: two, one
+      // per consumer, for chains of costly ops; e0: the consumers run it themselves between
+      // tiles (more stages, more registers per consumer).
+      .param("epi_wg", "e", {0, 1, 2})
       .param("reduce", "", {reduce ? 1 : 0})
       .param("out_nhwc", "", {out_nhwc ? 1 : 0})
       .param("split", "", {split ? 1 : 0});
@@ -140,16 +171,25 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
     return halo_conv_smem_bytes(geometry, shape, six) > smem;
   });
   const int64_t max_threads = dev.max_threads_per_block;
-  sp.require("threads per block (384, 512 with the epilogue warpgroup) must not exceed the device's " +
+  sp.require("threads per block (384, plus 128 per epilogue warpgroup) must not exceed the device's " +
                  std::to_string(max_threads),
              [=](const ParamValues& v) { return kHaloThreads + 128 * v.at("epi_wg") <= max_threads; });
   const int64_t regs = dev.regs_per_block;
   sp.require("registers: the warpgroups must fit the device's " + std::to_string(regs) +
-                 " per block (setmaxnreg: 56 to producers, 224 to consumers; with the epilogue warpgroup 184 "
-                 "to consumers and 88 to it)",
+                 " per block (setmaxnreg: 56 to producers; 224 to consumers; with one epilogue warpgroup 184 "
+                 "to consumers and 88 to it; with two 160 and 48 each)",
              [=](const ParamValues& v) {
-               return v.at("epi_wg") ? 128 * 56 + 256 * 184 + 128 * 88 <= regs : 128 * 56 + 256 * 224 <= regs;
+               const int64_t e = v.at("epi_wg");
+               const int64_t consumer = e == 2 ? 160 : e == 1 ? 184 : 224, epilogue = e == 2 ? 48 : e == 1 ? 88 : 0;
+               const int64_t threads = kHaloThreads + 128 * e;
+               return 128 * 56 + 256 * consumer + 128 * e * epilogue <= threads * launch_registers(regs, threads);
              });
+  // A second epilogue warpgroup pays off only where the chain outlasts a tile's MMAs on one:
+  // on #31's shape `mish | mish` did (+18% over `x 2`), a cheap chain does not.
+  const int costly_ops = special_function_ops(problem);
+  sp.require("two epilogue warpgroups (e2) only for a chain of two or more ops rendered with special "
+             "functions (exp, erf, log, ...)",
+             [=](const ParamValues& v) { return v.at("epi_wg") != 2 || costly_ops >= 2; });
   const int64_t largest = std::max({s.input_elems(), s.weight_elems(), s.conv_out_elems()});
   sp.require("the packed filters (K rounded up to bn) x (C rounded up to 32, times R*S) must not exceed the "
              "problem's largest tensor (" + std::to_string(largest) + " floats), the bound on scratch buffers",
