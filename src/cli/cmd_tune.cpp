@@ -69,10 +69,10 @@ void register_tune(CLI::App& app, TuneArgs& args) {
       ->check(CLI::IsMember({"tf32", "fp32"}))
       ->capture_default_str();
   cmd->add_option("--strategy", args.strategy,
-                  "exhaustive (every variant) | random (--budget variants) | model (guided by a cost model refined "
-                  "by what it measures; README: \"Search strategies\")")
-      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
-      ->capture_default_str();
+                  "model (the default: guided by a cost model refined by what it measures) | exhaustive (every "
+                  "variant; the default for --shard of one problem's variants) | random (--budget variants); "
+                  "README: \"Search strategies\"")
+      ->check(CLI::IsMember({"exhaustive", "random", "model"}));
   cmd->add_option("--seed", args.seed, "random: the draw; model: the order of equal predictions")
       ->check(integer_in(0, kMaxSeed))
       ->capture_default_str();
@@ -113,7 +113,7 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   opt.jobs = args.jobs;
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
   opt.variant_timeout_s = args.timeout_s;
-  opt.strategy = args.strategy;
+  opt.strategy = !args.strategy.empty() ? args.strategy : variant_shard.count > 1 ? "exhaustive" : "model";
   opt.budget = args.budget;
   opt.seed = uint64_t(args.seed);
   opt.time_budget_s = args.time_budget_s;

@@ -257,12 +257,12 @@ CudnnGraph::CudnnGraph(cudnnHandle_t handle, const GraphDesc& desc) : impl_(std:
 
 CudnnGraph::~CudnnGraph() = default;
 
-std::vector<GraphEngine> CudnnGraph::engines(size_t most) {
+std::vector<GraphEngine> CudnnGraph::engines(size_t most, bool build) {
   auto g = impl_->listed();
   const int64_t count = g->get_execution_plan_count();
   // Runtime-compiled plans take 0.2-1.8 s each to build: build them all at once, in parallel.
   // A failure here means some plan did not build; each one's own status is asked below.
-  if (most == 0) (void)g->build_plans(fe::BuildPlanPolicy_t::ALL, /*do_multithreaded_builds=*/true);
+  if (most == 0 && build) (void)g->build_plans(fe::BuildPlanPolicy_t::ALL, /*do_multithreaded_builds=*/true);
   std::vector<GraphEngine> out;
   for (int64_t i = 0; i < count && (most == 0 || out.size() < most); ++i) {
     GraphEngine e;
@@ -281,6 +281,11 @@ std::vector<GraphEngine> CudnnGraph::engines(size_t most) {
           return e.by_name_only || o.by_name_only ? o.name == e.name : o.key == e.key;
         }))
       continue;
+    if (!build) {
+      e.built = true;  // offered; prepare() builds it when it is first run
+      out.push_back(std::move(e));
+      continue;
+    }
     fe::error_t built = g->build_plan_at_index(i);
     e.built = built.is_good();
     if (!e.built) {

@@ -84,8 +84,11 @@ class CudnnGraph {
 
   // Every configuration the heuristics (A, B) and the fallback list offer, deduplicated, in that
   // order, each built (in parallel) or with the reason it could not be; only the first `most`
-  // when most > 0 (tests). Throws GraphRefused when cuDNN offers none.
-  std::vector<GraphEngine> engines(size_t most = 0);
+  // when most > 0 (tests). build = false lists them unbuilt (`built` true: offered), for a
+  // search that will run a few of them: prepare() builds each on first use, and cuDNN's refusal
+  // then surfaces as GraphRefused (building all of them takes 5-17 s of a cold tune on the H200:
+  // runtime-compiled kernels). Throws GraphRefused when cuDNN offers none.
+  std::vector<GraphEngine> engines(size_t most = 0, bool build = true);
 
   // Builds the plan for `key` unless built already (a configuration from the database needs no
   // heuristics). Throws GraphRefused when cuDNN refuses it. Returns its workspace in bytes.

@@ -1,6 +1,7 @@
 #include "tune/conv_cache.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -88,8 +89,10 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout lay
   const bool nhwc = layout == spec::Layout::nhwc;
   std::vector<Option> out;
   std::vector<gpu::GraphEngine> engines;
+  const auto t0 = std::chrono::steady_clock::now();
   try {
     engines = graphs_.engines(graphs_.conv_alone(layout));
+    graph_build_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } catch (const gpu::GraphRefused& e) {
     notes_.push_back(fmt::format("cuDNN {} conv through the graph API: {}", layout_text(nhwc), e.what()));
     return out;
@@ -118,31 +121,49 @@ const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& o
   // cuDNN's search times each algorithm once; on small convolutions that single figure misled
   // it (H200, 2026-11-30: a 46 us NHWC algorithm chosen in one worker over a 13 us one chosen
   // in another), so the verified options are timed again here, interleaved, from a cold L2.
+  // One screening round first, in cuDNN's order: options slower than kScreenFactor times its
+  // fastest leave, and the rest are timed in kRounds more rounds. cuDNN offers configurations of
+  // 160 and 625 ms beside a 0.9 ms best (kernelbench-31, H200, 2026-12-02, call 51); nine rounds
+  // of all 46 took 8 of a cold tune's 29 s.
   const CUdeviceptr scrub = pool_.ensure("conv_l2_scrub", l2_scrub_bytes_, stream_);
   gpu::Event start, stop;
+  const auto time_once = [&](size_t i) {
+    if (l2_scrub_bytes_ > 0) FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
+    start.record(stream_);
+    options[i].run(x, w, y);
+    stop.record(stream_);
+    stop.synchronize();
+    return double(gpu::Event::elapsed_ms(start, stop));
+  };
+  std::vector<double> screen(options.size());
+  for (size_t i = 0; i < options.size(); ++i) screen[i] = time_once(i);
+  const double best_screen = *std::min_element(screen.begin(), screen.end());
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < options.size(); ++i)
+    if (screen[i] <= kScreenFactor * best_screen) kept.push_back(i);
   std::vector<std::vector<double>> ms(options.size());
-  for (int round = 0; round < 9; ++round) {
-    for (size_t i = 0; i < options.size(); ++i) {
-      if (l2_scrub_bytes_ > 0)
-        FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
-      start.record(stream_);
-      options[i].run(x, w, y);
-      stop.record(stream_);
-      stop.synchronize();
-      ms[i].push_back(double(gpu::Event::elapsed_ms(start, stop)));
-    }
-  }
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t i : kept) ms[i].push_back(time_once(i));
   sync_or_lose("cuDNN conv timing");
   std::vector<std::pair<double, size_t>> ranked;
-  for (size_t i = 0; i < options.size(); ++i) ranked.emplace_back(summarize(ms[i]).median, i);
+  for (size_t i : kept) ranked.emplace_back(summarize(ms[i]).median, i);
+  // Each option's median in cuDNN's own order (legacy by cudnnFind's single timing, then the
+  // graph configurations in heuristics order; a screened-out option's single time, marked *):
+  // how far down that order the fastest lies says how many options a search may skip.
+  std::string in_order;
+  for (size_t i = 0; i < options.size(); ++i)
+    in_order += ms[i].empty() ? fmt::format("{}{:.3f}*", i ? " " : "", screen[i])
+                              : fmt::format("{}{:.3f}", i ? " " : "", summarize(ms[i]).median);
+  notes_.push_back(fmt::format("cuDNN {} conv: medians in cuDNN's order ({} legacy first; * screened out): {}",
+                               layout_text(nhwc), legacy_count_, in_order));
   std::sort(ranked.begin(), ranked.end());
   // The runners-up say whether the choice was close and which engines a reader should try by
   // hand (the NCHW conv of a 16-channel problem trailed PyTorch's by 10% and only this showed why).
   std::string top;
   for (size_t i = 0; i < std::min<size_t>(ranked.size(), 4); ++i)
     top += fmt::format("{}{} {:.3f}", i ? ", " : "", options[ranked[i].second].choice.label, ranked[i].first);
-  notes_.push_back(fmt::format("cuDNN {} conv: {} verified choices timed, fastest (median ms): {}", layout_text(nhwc),
-                               options.size(), top));
+  notes_.push_back(fmt::format("cuDNN {} conv: {} verified choices screened, {} timed, fastest (median ms): {}",
+                               layout_text(nhwc), options.size(), kept.size(), top));
   return options[ranked.front().second];
 }
 
@@ -175,13 +196,25 @@ ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
   const CUdeviceptr x = nhwc ? d0.x_nhwc.ptr() : d0.x_nchw.ptr();
   const CUdeviceptr w = nhwc ? d0.w_krsc.ptr() : d0.w.ptr();
   const CUdeviceptr y = pool_.ensure("conv_probe", 4 * size_t(problem_.conv.conv_out_elems()), stream_);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   std::vector<Option> options = legacy_options(*c.legacy, nhwc, x, w, y);
+  legacy_count_ = options.size();
+  const auto t1 = Clock::now();
+  graph_build_s_ = 0;
   for (auto& o : graph_options(layout, x, w, y)) options.push_back(std::move(o));
+  const auto t2 = Clock::now();
   if (options.empty())
     throw Error(ExitCode::failure, fmt::format("no cuDNN {} convolution (legacy algorithm or graph engine) passes the "
                                                "{} verification rule",
                                                layout_text(nhwc), math_mode_name(math_)));
   c.choice = fastest(options, nhwc, x, w, y).choice;
+  const auto t3 = Clock::now();
+  const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
+  notes_.push_back(fmt::format("cuDNN {} conv choice took {:.2f} s: legacy find and checks {:.2f}, graph plans built "
+                               "{:.2f}, their checks {:.2f}, {} options screened and timed {:.2f}",
+                               layout_text(nhwc), secs(t0, t3), secs(t0, t1), graph_build_s_,
+                               secs(t1, t2) - graph_build_s_, options.size(), secs(t2, t3)));
   choose_legacy(c);
   choices_[key] = c.choice;
   return chosen_.emplace(key, std::move(c)).first->second;

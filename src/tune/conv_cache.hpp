@@ -50,6 +50,8 @@ class ConvAlgoCache {
  private:
   static constexpr size_t kTimedLegacy = 4;  // legacy algorithms timed, at most
   static constexpr size_t kTimedGraph = 64;  // graph engine configurations timed, at most
+  static constexpr double kScreenFactor = 1.5;  // kept after the screening round: within this of its best
+  static constexpr int kRounds = 8;             // interleaved rounds of the kept options
 
   // One way to run the conv: a legacy algorithm or a graph engine configuration.
   struct Option {
@@ -78,6 +80,8 @@ class ConvAlgoCache {
   reference::GpuReference& ref_;
   GraphCache& graphs_;
   CUstream stream_;
+  size_t legacy_count_ = 0;    // of the options being chosen from, the legacy algorithms (first)
+  double graph_build_s_ = 0;   // listing and building the graph's plans, for the choice's note
   size_t l2_scrub_bytes_;
   std::map<int, Chosen> chosen_;  // by layout
   ConvChoices choices_;

@@ -28,8 +28,8 @@ gpu::CudnnGraph& GraphCache::graph(const gpu::GraphDesc& d) {
   return *graphs_.emplace(d, std::move(g)).first->second;
 }
 
-std::vector<gpu::GraphEngine> GraphCache::engines(const gpu::GraphDesc& d, size_t most) {
-  return graph(d).engines(most);
+std::vector<gpu::GraphEngine> GraphCache::engines(const gpu::GraphDesc& d, size_t most, bool build) {
+  return graph(d).engines(most, build);
 }
 
 CUdeviceptr GraphCache::workspace(int64_t bytes_needed, size_t& bytes) {

@@ -32,7 +32,7 @@ class GraphCache {
 
   // Every configuration cuDNN offers for the graph (the first `most` when > 0), each built or
   // with its reason. Throws gpu::GraphRefused when cuDNN refuses the graph itself.
-  std::vector<gpu::GraphEngine> engines(const gpu::GraphDesc& d, size_t most = 0);
+  std::vector<gpu::GraphEngine> engines(const gpu::GraphDesc& d, size_t most = 0, bool build = true);
 
   // Enqueues the graph with configuration `key`, building its plan first if needed.
   // Throws gpu::GraphRefused when cuDNN refuses the configuration.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.hpp"
+#include "gpu/cudnn_transform.hpp"
 #include "reference/problem_data.hpp"
 #include "tune/context_lost.hpp"
 
@@ -12,8 +13,8 @@ namespace fusetune::tune {
 
 namespace {
 
-// NCHW -> NHWC on the host, for the persistent channels-last copies of the input draws and
-// the KRSC filters (done once per draw, outside anything timed).
+// NCHW -> NHWC on the host, for the KRSC filters (done once per draw, outside anything timed;
+// the inputs, thousands of times larger, are transformed on the GPU).
 std::vector<float> to_nhwc(const std::vector<float>& src, int64_t n, int64_t c, int64_t hw) {
   std::vector<float> dst(src.size());
   for (int64_t i = 0; i < n; ++i)
@@ -33,8 +34,8 @@ gpu::DeviceBuffer upload(const std::vector<float>& host) {
 
 }  // namespace
 
-InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& ref, uint64_t seed, int count,
-                       InputRange inputs, CUstream s)
+InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn,
+                       uint64_t seed, int count, InputRange inputs, CUstream s)
     : problem_(problem) {
   const auto& c = problem.conv;
   for (int d = 0; d < count; ++d) {
@@ -58,9 +59,9 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
     dr.w = upload(host.w);
     dr.w_krsc = upload(to_nhwc(host.w, c.k, c.c, c.r * c.s));
     dr.chan = upload(host.chan);
-    std::vector<float> hx(x_elems);
-    dr.x_nchw.copy_to_host(hx.data(), 4 * x_elems, 0, s);
-    dr.x_nhwc = upload(to_nhwc(hx, c.n, c.c, c.h * c.w));
+    dr.x_nhwc = gpu::DeviceBuffer(4 * x_elems);
+    gpu::transform_layout(cudnn, dr.x_nchw.ptr(), spec::Layout::nchw, dr.x_nhwc.ptr(), spec::Layout::nhwc, c.n, c.c,
+                          c.h, c.w);
     dr.answer = ref.compute(dr.x_nchw.ptr(), dr.w.ptr(), host.chan.empty() ? 0 : dr.chan.ptr(), true, s);
     sync_or_lose(fmt::format("input draw {}", d));
     draws_.push_back(std::move(dr));

@@ -11,6 +11,7 @@
 
 #include "codegen/variant.hpp"
 #include "common/math_mode.hpp"
+#include "gpu/cudnn_handle.hpp"
 #include "gpu/device_buffer.hpp"
 #include "reference/gpu_reference.hpp"
 #include "spec/problem.hpp"
@@ -27,8 +28,9 @@ struct Draw {
 
 class InputDraws {
  public:
-  InputDraws(const spec::Problem& problem, reference::GpuReference& ref, uint64_t seed, int count, InputRange inputs,
-             CUstream s);
+  // cudnn: on stream s (it makes the channels-last copies of x).
+  InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn, uint64_t seed,
+             int count, InputRange inputs, CUstream s);
 
   [[nodiscard]] int count() const { return int(draws_.size()); }
   [[nodiscard]] const Draw& draw(int d) const { return draws_.at(size_t(d)); }

@@ -159,7 +159,7 @@ SetupRequest setup_request_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const SetupReply& r) {
-  return {{"device", r.device}, {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s}};
+  return {{"device", r.device}, {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s}, {"draws_s", r.draws_s}};
 }
 
 SetupReply setup_reply_from_json(const nlohmann::json& j) {
@@ -167,6 +167,7 @@ SetupReply setup_reply_from_json(const nlohmann::json& j) {
   r.device = j.at("device");
   r.copy_gbps = j.at("copy_gbps");
   r.setup_s = j.at("setup_s");
+  r.draws_s = j.value("draws_s", 0.0);
   return r;
 }
 
@@ -248,11 +249,11 @@ codegen::EngineKey key_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const EnginesRequest& r) {
-  return {{"cmd", "engines"}, {"variant", codegen::to_json(r.variant)}, {"most", r.most}};
+  return {{"cmd", "engines"}, {"variant", codegen::to_json(r.variant)}, {"most", r.most}, {"build", r.build}};
 }
 
 EnginesRequest engines_request_from_json(const nlohmann::json& j) {
-  return EnginesRequest{codegen::variant_from_json(j.at("variant")), j.value("most", 0)};
+  return EnginesRequest{codegen::variant_from_json(j.at("variant")), j.value("most", 0), j.value("build", true)};
 }
 
 nlohmann::json to_json(const EnginesReply& r) {

@@ -58,6 +58,7 @@ struct SetupReply {
   nlohmann::json device;  // name, arch, sm_count, l2_bytes, total_mem, driver_version
   double copy_gbps = 0;
   double setup_s = 0;
+  double draws_s = 0;  // of setup_s: the input draws and their float64 references
 };
 
 struct RunRequest {
@@ -101,6 +102,7 @@ struct RetimeReply {
 struct EnginesRequest {
   codegen::Variant variant;
   int most = 0;  // > 0: only the first `most` configurations (tests keep GPU runs short)
+  bool build = true;  // false: listed unbuilt, each built when first run (the guided search)
 };
 
 struct EngineEntry {

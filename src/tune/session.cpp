@@ -54,7 +54,9 @@ Session::Session(const SetupRequest& setup)
   const std::string arch = device_.limits.arch_flag();
   ref_ = std::make_unique<reference::GpuReference>(problem_, arch, math_);
   pool_ = std::make_unique<BufferPool>(*ref_);
-  draws_ = std::make_unique<InputDraws>(problem_, *ref_, setup.seed, draws, setup.inputs, s);
+  const auto t_draws = Clock::now();
+  draws_ = std::make_unique<InputDraws>(problem_, *ref_, cudnn_, setup.seed, draws, setup.inputs, s);
+  info_.draws_s = std::chrono::duration<double>(Clock::now() - t_draws).count();
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
@@ -141,7 +143,7 @@ EnginesReply Session::engines(const EnginesRequest& req) {
   if (graph == nullptr) throw Error(ExitCode::failure, "engines: the variant has no cuDNN graph step");
   const auto t0 = Clock::now();
   try {
-    const auto listed = graphs_->engines(graphs_->desc(graph->graph()), size_t(std::max(0, req.most)));
+    const auto listed = graphs_->engines(graphs_->desc(graph->graph()), size_t(std::max(0, req.most)), req.build);
     for (const gpu::GraphEngine& e : listed) {
       // A variant names its configuration by key (its params); one without a key is the
       // conv choice's alone (ConvChoice::engine_name), never a stored variant.

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 
 #include "codegen/cudnn_engine.hpp"
@@ -176,25 +179,77 @@ class TuneRun {
                        [&](const std::string& n) { return n.starts_with(v.name + "."); });
   }
 
+  // The floors and baselines compile first (a few kernels); the solutions compile in the
+  // background while the baselines phase runs (the worker's input draws and float64
+  // references, cuDNN's conv choices: 15-20 s of a cold tune on the H200, mostly GPU and
+  // cuDNN, issue 11), and are waited for before anything needs them (engines()). The "compile"
+  // phase's figure is the time spent waiting: the head's compile plus what the baselines did
+  // not hide.
   bool compile() {
     CompileAllOptions copts;
     copts.arch = limits_.arch_flag();
     copts.strict_fp32 = opt_.math == MathMode::fp32;
     copts.jobs = opt_.jobs;
     copts.cache_dir = opt_.compile_cache_dir;
-    size_t compiled = 0;
-    copts.on_done = [&](const VariantResult& r) { progress("compiling", ++compiled, variants_.size(), r.variant.name); };
-    rep_.results = compile_all(variants_, limits_, copts);
-    for (const auto& r : opt_.injected) rep_.results.push_back(r);
-    for (size_t i = 0; i < rep_.results.size(); ++i) {
-      const auto& r = rep_.results[i];
-      cubin_paths_.emplace_back();
-      if (r.compile.cubin.empty()) continue;
-      cubin_paths_.back() = (tmp_.path() / fmt::format("{}.cubin", i)).string();
-      std::ofstream f(cubin_paths_.back(), std::ios::binary);
-      f.write(r.compile.cubin.data(), std::streamsize(r.compile.cubin.size()));
+    std::vector<codegen::Variant> head, tail;
+    std::vector<size_t> head_idx;
+    for (size_t i = 0; i < variants_.size(); ++i) {
+      if (variants_[i].role() == Role::solution) {
+        tail.push_back(variants_[i]);
+        tail_idx_.push_back(i);
+      } else {
+        head.push_back(variants_[i]);
+        head_idx.push_back(i);
+      }
     }
+    // Until the background compile lands, a solution's row says so (nothing reads it before).
+    rep_.results.assign(variants_.size(), VariantResult{});
+    for (size_t i = 0; i < variants_.size(); ++i) {
+      rep_.results[i].variant = variants_[i];
+      rep_.results[i].status = Status::compile_failed;
+      rep_.results[i].reason = "not compiled yet";
+    }
+    cubin_paths_.assign(variants_.size(), std::string());
+    auto counted = std::make_shared<std::atomic<size_t>>(0);
+    auto report = [this, counted, total = variants_.size()](const VariantResult& r) {
+      const size_t done = ++*counted;
+      const std::lock_guard<std::mutex> lock(progress_mutex_);
+      progress("compiling", done, total, r.variant.name);
+    };
+    copts.on_done = report;
+    const std::vector<VariantResult> head_results = compile_all(head, limits_, copts);
+    for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
+    // The solutions' progress stays quiet: the baselines' own lines run meanwhile.
+    copts.on_done = nullptr;
+    pending_ = std::async(std::launch::async,
+                          [tail = std::move(tail), limits = limits_, copts] { return compile_all(tail, limits, copts); });
     return true;
+  }
+
+  // Waits for the solutions' compile (once) and files its results, then the injected ones.
+  void join_compile() {
+    if (!pending_.valid()) return;
+    const auto t0 = Clock::now();
+    const std::vector<VariantResult> tail_results = pending_.get();
+    for (size_t j = 0; j < tail_results.size(); ++j) place(tail_idx_[j], tail_results[j]);
+    progress("compiling", variants_.size(), variants_.size(), "");
+    for (const auto& r : opt_.injected) {
+      rep_.results.push_back(r);
+      cubin_paths_.emplace_back();
+      place(rep_.results.size() - 1, r);
+    }
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (auto& [name, sec] : rep_.phase_seconds)
+      if (name == "compile") sec += waited;
+  }
+
+  // Result i, with its CUBIN written where the worker will read it.
+  void place(size_t i, const VariantResult& r) {
+    rep_.results[i] = r;
+    if (r.compile.cubin.empty()) return;
+    cubin_paths_[i] = (tmp_.path() / fmt::format("{}.cubin", i)).string();
+    std::ofstream f(cubin_paths_[i], std::ios::binary);
+    f.write(r.compile.cubin.data(), std::streamsize(r.compile.cubin.size()));
   }
 
   std::string cubin_path(size_t i) const { return cubin_paths_.at(i); }
@@ -205,6 +260,7 @@ class TuneRun {
   // build stay as not_supported rows with its reason. Runs before any solution is measured, so
   // the indices it shifts are referenced nowhere yet.
   bool engines() {
+    join_compile();
     for (size_t i = 0; i < rep_.results.size();) {
       const auto& r = rep_.results[i];
       if (r.variant.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(r.variant) ||
@@ -235,7 +291,9 @@ class TuneRun {
     }
     progress("listing cuDNN engine configurations", 0, 1, t.variant.name);
     if (!session_) start_session();
-    EnginesRequest req{t.variant, std::max(0, opt_.max_variants)};
+    // The guided search runs a few configurations of each template: they are built as it runs
+    // them, not all up front.
+    EnginesRequest req{t.variant, std::max(0, opt_.max_variants), opt_.strategy != "model"};
     nlohmann::json reply;
     try {
       reply = worker_->request(to_json(req), seconds(std::max(600.0, opt_.variant_timeout_s)));
@@ -258,6 +316,8 @@ class TuneRun {
       t.reason = er.reason;
       return {t};
     }
+    add_note(fmt::format("cuDNN engine configurations for {}: {} listed{} in {:.2f} s", t.variant.name,
+                         er.engines.size(), req.build ? " and built" : " (each built when run)", er.build_s));
     std::vector<VariantResult> out;
     for (const EngineEntry& e : er.engines) {
       VariantResult r = t;
@@ -284,7 +344,10 @@ class TuneRun {
       throw Error(ExitCode::failure, fmt::format("GPU worker lost during setup: {}", e.reason));
     }
     check_reply(info, "setup");
-    rep_.copy_gbps = setup_reply_from_json(info).copy_gbps;
+    const SetupReply sr = setup_reply_from_json(info);
+    rep_.copy_gbps = sr.copy_gbps;
+    add_note(fmt::format("worker setup {:.2f} s (input draws and their float64 references {:.2f} s)", sr.setup_s,
+                         sr.draws_s));
     session_ = true;
   }
 
@@ -332,8 +395,11 @@ class TuneRun {
     if (rr.timed) r.time = rr.time;
     if (!rr.convs.empty()) rep_.conv_names[r.variant.name] = rr.convs;
     setup_.conv_choices = rr.conv_choices;
-    for (const auto& n : rr.notes)
-      if (std::find(rep_.notes.begin(), rep_.notes.end(), n) == rep_.notes.end()) rep_.notes.push_back(n);
+    for (const auto& n : rr.notes) add_note(n);
+  }
+
+  void add_note(const std::string& n) {
+    if (std::find(rep_.notes.begin(), rep_.notes.end(), n) == rep_.notes.end()) rep_.notes.push_back(n);
   }
 
   void restart() {
@@ -602,6 +668,9 @@ class TuneRun {
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;
+  std::vector<size_t> tail_idx_;  // the solutions' rows, compiled in the background
+  std::future<std::vector<VariantResult>> pending_;  // that compile, until join_compile()
+  std::mutex progress_mutex_;     // compile threads report progress one at a time
   std::vector<std::string> cubin_paths_;  // per result: its CUBIN file ("" when it has none)
 };
 
