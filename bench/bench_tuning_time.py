@@ -1,5 +1,5 @@
 """Tuning time, side by side on one GPU (issue 11, deliverable 6): fusetune's cold tune (empty
-database and compile cache), warm tune (compile cache kept, --force) and stored answer, per search
+database, compile cache and driver JIT cache), warm tune (those caches kept, --force) and stored answer, per search
 strategy, next to torch.compile(mode="max-autotune")'s compile time for the same problem, cold
 (a fresh inductor cache in a fresh process), all in one run.
 
@@ -41,8 +41,11 @@ def tune(fusetune, problem_args, db, strategy, force, json_path):
     cmd = [fusetune, "tune", *problem_args, "--db", db, "--strategy", strategy, "-q", "--json", json_path]
     if force:
         cmd.append("--force")
+    # The driver's JIT cache (where cuDNN's runtime-compiled fused engines land) lives beside the
+    # database, so a cold tune starts without it and the warm one has it, like the compile cache.
+    env = dict(os.environ, CUDA_CACHE_PATH=os.path.join(os.path.dirname(db), "cuda-cache"))
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     winner = "-"
     try:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -112,6 +113,53 @@ TEST(TimingStats, VerySlowPlanStopsAtTheCapWithTheSamplesAfterHeat) {
   const auto [s, first] = run_until_settled([](double) { return 1000.0; }, p);
   EXPECT_EQ(s.size(), 3u);  // 3 s of samples reach max_ms before two windows of 5
   EXPECT_EQ(first, 1u);     // the first one was the heat
+}
+
+TEST(TimingStats, ScrubbedShortPlanCountsItsBusyTimeNotOnlyItsTimedTime) {
+  // call 51's 9.5 us fused conv: 55 repetitions a sample (0.52 ms timed), each after a 40 us L2
+  // scrub, so 2.7 ms of busy GPU per sample. Heat and windows are busy time: 300 ms of heat is
+  // about 110 samples, not the 580 that counting timed time alone took.
+  const SustainPolicy p;
+  std::vector<double> timed, busy;
+  std::optional<size_t> first;
+  while (!(first = sustain_done(timed, p, busy))) {
+    timed.push_back(0.52);
+    busy.push_back(2.72);
+    ASSERT_LT(timed.size(), 10000u);
+  }
+  EXPECT_EQ(*first, size_t(std::ceil(p.heat_ms / 2.72)));
+  EXPECT_LE(timed.size(), size_t(std::ceil(p.heat_ms / 2.72)) + 3 * size_t(std::ceil(p.window_ms / 2.72)));
+  // Without busy times it is the timed time that counts, as before.
+  std::vector<double> alone(timed.size(), 0.52);
+  EXPECT_FALSE(sustain_done(alone, p));
+  // A busy vector of another length is ignored rather than misread.
+  EXPECT_FALSE(sustain_done(alone, p, {1.0}));
+}
+
+TEST(TimingStats, NoisyButSteadyPlanSettlesOnItsNoiseNotTheCap) {
+  // A plan of microseconds: 0.52 ms timed per sample (2.72 ms busy), each sample +-8% at random
+  // around a steady time. A window of about 37 samples has a median good to about 1%, so three
+  // windows' medians rarely lie within 1% of each other; within four standard errors they do.
+  const auto samples = [](const SustainPolicy& p) {
+    std::vector<double> timed, busy;
+    uint32_t state = 12345;
+    std::optional<size_t> first;
+    while (!(first = sustain_done(timed, p, busy))) {
+      state = state * 1664525u + 1013904223u;
+      timed.push_back(0.52 * (0.92 + 0.16 * double(state >> 8) / double(1u << 24)));
+      busy.push_back(2.72);
+    }
+    return std::pair(timed, *first);
+  };
+  const SustainPolicy p;
+  const auto [timed, first] = samples(p);
+  const size_t window = size_t(std::ceil(p.window_ms / 2.72));
+  EXPECT_LE(timed.size(), size_t(std::ceil(p.heat_ms / 2.72)) + 6 * window);
+  EXPECT_NEAR(median_from(timed, first), 0.52, 0.52 * 0.015);
+  // The 1% rule alone keeps sampling much longer on the same stream.
+  SustainPolicy strict = p;
+  strict.noise_widths = 0;
+  EXPECT_GT(samples(strict).first.size(), timed.size() + 3 * window);
 }
 
 TEST(TimingStats, ZeroTimeSamplesStopAtMaxSamples) {

@@ -137,7 +137,12 @@ const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& o
   };
   std::vector<double> screen(options.size());
   for (size_t i = 0; i < options.size(); ++i) screen[i] = time_once(i);
-  const double best_screen = *std::min_element(screen.begin(), screen.end());
+  // A single run from an idle GPU can be slow while the clocks ramp up: whatever came within
+  // twice kScreenFactor of the fastest gets a second run, and its better run counts.
+  double best_screen = *std::min_element(screen.begin(), screen.end());
+  for (size_t i = 0; i < options.size(); ++i)
+    if (screen[i] <= 2 * kScreenFactor * best_screen) screen[i] = std::min(screen[i], time_once(i));
+  best_screen = *std::min_element(screen.begin(), screen.end());
   std::vector<size_t> kept;
   for (size_t i = 0; i < options.size(); ++i)
     if (screen[i] <= kScreenFactor * best_screen) kept.push_back(i);

@@ -71,6 +71,7 @@ Timer::Sample Timer::sample(const Loaded& l, const Prepared& p) {
   const Binding b = runner_.bind(l.variant, 0);
   runner_.run_untimed(l, b);
   ref_.spin(p.spin_us, s);
+  span_start_.record(s);
   for (int rep = 0; rep < p.batch; ++rep) {
     if (flush_l2_)
       FT_CU_CALL(gpu::driver().cuMemsetD32Async(l2_scrub_.ptr(), 0x3F800000u, l2_scrub_.size() / 4, s));
@@ -85,6 +86,7 @@ Timer::Sample Timer::sample(const Loaded& l, const Prepared& p) {
   if (r != CUDA_SUCCESS) sync_or_lose(l.variant.name);
 
   Sample smp;
+  smp.busy_ms = double(gpu::Event::elapsed_ms(span_start_, events_[n_events - 1]));
   smp.step_ms.assign(plan.size(), 0.0);
   for (int rep = 0; rep < p.batch; ++rep) {
     size_t e = size_t(rep) * per_rep + 1;
@@ -181,7 +183,8 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
   for (const Loaded* l : plans) {
     const Prepared p = prepare(*l, 3);
     std::vector<Sample> samples;
-    std::vector<double> gpu_ms;  // per sample, all its repetitions
+    std::vector<double> gpu_ms;   // per sample, all its repetitions
+    std::vector<double> busy_ms;  // per sample, its span on the GPU (timing_stats.hpp)
     std::optional<size_t> first;
     // The rule rescans every sample, so it is asked about four times a window, not per sample
     // (a 60 us plan takes tens of thousands of samples before the cap).
@@ -189,10 +192,11 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
     for (;;) {
       samples.push_back(sample(*l, p));
       gpu_ms.push_back(samples.back().total_ms * p.batch);
-      since_asked += gpu_ms.back();
+      busy_ms.push_back(std::max(samples.back().busy_ms, gpu_ms.back()));
+      since_asked += busy_ms.back();
       if (since_asked < policy.window_ms / 4 && int(gpu_ms.size()) < policy.max_samples) continue;
       since_asked = 0;
-      if ((first = sustain_done(gpu_ms, policy))) break;
+      if ((first = sustain_done(gpu_ms, policy, busy_ms))) break;
     }
     samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(*first));
     out[l->variant.name] = round_figures(samples, p.batch, round);

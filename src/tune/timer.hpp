@@ -44,6 +44,7 @@ class Timer {
   struct Sample {
     double total_ms = 0;
     double kernel_ms = 0;
+    double busy_ms = 0;  // the whole sample on the GPU: every repetition and the L2 scrubs between
     std::vector<double> step_ms;
   };
   Prepared prepare(const Loaded& l, int warmup);
@@ -59,6 +60,7 @@ class Timer {
   bool flush_l2_;
   gpu::DeviceBuffer l2_scrub_;
   std::vector<gpu::Event> events_;
+  gpu::Event span_start_;  // before a sample's first scrub: busy_ms starts here
 };
 
 }  // namespace fusetune::tune

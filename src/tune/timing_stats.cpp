@@ -42,14 +42,14 @@ bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy,
 
 namespace {
 
-// The first sample after heat_ms of GPU time (n when the heat is not over).
+// The first sample after heat_ms of busy GPU time (n when the heat is not over).
 size_t heat_end(const std::vector<double>& sample_ms, double heat_ms) {
   size_t i = 0;
   for (double heat = 0; i < sample_ms.size() && heat < heat_ms; ++i) heat += std::max(0.0, sample_ms[i]);
   return i;
 }
 
-// Complete windows from `first` on, cut greedily: each closes at window_ms of GPU time and
+// Complete windows from `first` on, cut greedily: each closes at window_ms of busy GPU time and
 // min_window samples. [first, end) pairs.
 std::vector<std::pair<size_t, size_t>> complete_windows(const std::vector<double>& sample_ms, size_t first,
                                                         const SustainPolicy& p) {
@@ -67,25 +67,34 @@ std::vector<std::pair<size_t, size_t>> complete_windows(const std::vector<double
 
 }  // namespace
 
-std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy) {
+std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy,
+                                   const std::vector<double>& busy_ms) {
   const size_t n = sample_ms.size();
+  const std::vector<double>& busy = busy_ms.size() == n ? busy_ms : sample_ms;
   double total = 0;
-  for (double t : sample_ms) total += std::max(0.0, t);
+  for (double t : busy) total += std::max(0.0, t);
   const bool capped = total >= policy.max_ms || n >= size_t(std::max(1, policy.max_samples));
-  const size_t heat = heat_end(sample_ms, policy.heat_ms);
-  const auto windows = complete_windows(sample_ms, heat, policy);
+  const size_t heat = heat_end(busy, policy.heat_ms);
+  const auto windows = complete_windows(busy, heat, policy);
   const size_t k = size_t(std::max(2, policy.settle_windows));
   if (windows.size() >= k) {
-    double lo = std::numeric_limits<double>::infinity(), hi = 0, sum = 0;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0, sum = 0, noise = 0;
     for (size_t w = windows.size() - k; w < windows.size(); ++w) {
       const auto& [first, end] = windows[w];
-      const double m = summarize({sample_ms.begin() + std::ptrdiff_t(first), sample_ms.begin() + std::ptrdiff_t(end)}).median;
-      lo = std::min(lo, m);
-      hi = std::max(hi, m);
-      sum += m;
+      const auto t = summarize({sample_ms.begin() + std::ptrdiff_t(first), sample_ms.begin() + std::ptrdiff_t(end)});
+      lo = std::min(lo, t.median);
+      hi = std::max(hi, t.median);
+      sum += t.median;
+      // The standard error of a window's median, from its quartiles: 1.2533 sigma / sqrt(n),
+      // sigma about IQR / 1.349.
+      noise = std::max(noise, 0.929 * (t.q3 - t.q1) / std::sqrt(double(t.count)));
     }
     const double mean = sum / double(k);
-    if (capped || (mean > 0 && hi - lo <= policy.settle * mean)) return windows[windows.size() - k].first;
+    // Settled: the windows' medians within `settle` of their mean, or, where the samples are so
+    // noisy that their medians scatter wider than that, within noise_widths standard errors of
+    // each other (plans of microseconds: a confirmation round of five took 4.5-8 s in call 52).
+    const double tolerance = std::max(policy.settle * mean, policy.noise_widths * noise);
+    if (capped || (mean > 0 && hi - lo <= tolerance)) return windows[windows.size() - k].first;
     return std::nullopt;
   }
   if (!capped) return std::nullopt;

@@ -38,14 +38,23 @@ struct SustainPolicy {
   int min_window = 5;      // ...and at least this many samples
   int settle_windows = 3;  // settled: this many consecutive windows' medians...
   double settle = 0.01;    // ...within this of their mean (3 windows: a drift of 0.5% per window shows)
+  double noise_widths = 4;  // ...or within this many standard errors of a window's median, if wider
   double max_ms = 3000;    // not settled by then: stop anyway
   int max_samples = 20000;
 };
 
+// Heat, windows and the cap count busy GPU time: busy_ms[i] is sample i's span on the GPU, the
+// L2 scrubs between its repetitions included (the figure itself is still made of sample_ms).
+// For a plan of microseconds the scrubs are most of that span (2 x 60 MB at about 3 TB/s is
+// 40 us per repetition): counting only the timed repetitions kept the GPU busy 5x longer than
+// the policy meant, 3-4 s a plan (call 51's confirmation rounds, 12-19 s on small problems).
+// An empty busy_ms counts sample_ms.
+//
 // sample_ms: each sample's GPU time in order. Once settled, the index of the first sample of the
 // figure: the settled windows and the samples after them. At a cap: the last settle_windows
 // complete windows and after; with fewer complete windows (samples of hundreds of milliseconds),
 // every sample after the heat, else all of them. nullopt while more samples are needed.
-std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy);
+std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy,
+                                   const std::vector<double>& busy_ms = {});
 
 }  // namespace fusetune::tune

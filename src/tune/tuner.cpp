@@ -123,12 +123,7 @@ class TuneRun {
     if (opt_.progress) opt_.progress(what, done, total, detail);
   }
 
-  void quit() {
-    try {
-      worker_->request({{"cmd", "quit"}}, seconds(10));
-    } catch (const WorkerLost&) {
-    }
-  }
+  void quit() { worker_->quit(seconds(10)); }
 
   // --- device ---------------------------------------------------------------------------
   bool device() {

@@ -37,6 +37,7 @@ WorkerClient::WorkerClient(std::vector<std::string> argv) : argv_(std::move(argv
 WorkerClient::~WorkerClient() { stop(); }
 
 void WorkerClient::start() {
+  reap_released();
   int in_pipe[2];   // parent -> worker stdin
   int out_pipe[2];  // worker stdout -> parent
   if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)
@@ -72,6 +73,35 @@ void WorkerClient::stop() noexcept {
     ::waitpid(pid_, &status, 0);
   }
   pid_ = -1;
+}
+
+void WorkerClient::quit(std::chrono::milliseconds timeout) noexcept {
+  try {
+    if (pid_ > 0) request({{"cmd", "quit"}}, timeout);
+  } catch (...) {  // WorkerLost, or no memory for the request: stop() below kills it
+    stop();
+    return;
+  }
+  if (to_worker_ >= 0) ::close(to_worker_);
+  if (from_worker_ >= 0) ::close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (pid_ > 0) {
+    try {
+      released_.push_back(pid_);
+    } catch (...) {
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+  pid_ = -1;
+  reap_released();
+}
+
+void WorkerClient::reap_released() noexcept {
+  std::erase_if(released_, [](pid_t pid) {
+    int status = 0;
+    return ::waitpid(pid, &status, WNOHANG) != 0;  // reaped, or not ours any more
+  });
 }
 
 void WorkerClient::restart() {

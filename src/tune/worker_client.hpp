@@ -30,6 +30,12 @@ class WorkerClient {
   // exits or the timeout passes; the worker is then dead and restart() is needed.
   nlohmann::json request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
 
+  // Asks the worker to quit and, once it has said so, lets it finish exiting on its own: a
+  // process that initialised the CUDA driver spends a while releasing it, and nothing we do
+  // next needs that finished (a stored answer is the whole run). The process is reaped at the
+  // next start() or, once we exit, by init. A worker that does not acknowledge is killed.
+  void quit(std::chrono::milliseconds timeout) noexcept;
+
   void restart();
   [[nodiscard]] bool alive() const { return pid_ > 0; }
   [[nodiscard]] int restarts() const { return restarts_; }
@@ -38,6 +44,7 @@ class WorkerClient {
   void start();
   void stop() noexcept;
   std::string describe_exit();
+  static void reap_released() noexcept;
 
   std::vector<std::string> argv_;
   pid_t pid_ = -1;
@@ -45,6 +52,7 @@ class WorkerClient {
   int from_worker_ = -1;
   std::string buffer_;
   int restarts_ = 0;
+  static inline std::vector<pid_t> released_;  // quit, not yet reaped
 };
 
 }  // namespace fusetune::tune
