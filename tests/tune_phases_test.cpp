@@ -68,6 +68,17 @@ TEST(TunePhases, WinnerIsTheFastestPipelineAndItsFiguresComeFromTheConfirmationR
   EXPECT_EQ(rep.confirm_rounds, 41);
   EXPECT_EQ(rep.results[*rep.unfused].time.round, TimeRound::confirmation);
   EXPECT_EQ(rep.results[*rep.runner_up].time.round, TimeRound::confirmation);
+  // One floor is confirmed, the fastest; the other layout's keeps its finalist-round figure.
+  ASSERT_TRUE(rep.cudnn);
+  EXPECT_EQ(rep.results[*rep.cudnn].time.round, TimeRound::confirmation);
+  size_t floors = 0;
+  for (size_t i = 0; i < rep.results.size(); ++i) {
+    if (rep.results[i].variant.role() != Role::floor || i == *rep.cudnn) continue;
+    ++floors;
+    EXPECT_NE(rep.results[i].time.round, TimeRound::confirmation) << rep.results[i].variant.name;
+    EXPECT_GE(rep.results[i].time.median_ms, rep.results[*rep.cudnn].time.median_ms) << rep.results[i].variant.name;
+  }
+  EXPECT_GE(floors, 1u);
   // Eager's faster conv path is the baseline: the NHWC conv (0.5 ms here) beats the NCHW one.
   EXPECT_EQ(rep.results[*rep.unfused].variant.name, "unfused.nhwc-conv");
   // Every result reached the database callback.

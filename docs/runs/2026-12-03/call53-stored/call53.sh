@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # call 53 (issue 11): binaries of call 52 plus the noise-aware settle rule of the sustained
-# timing (a window median's standard error). Where a stored answer's time goes (stored_probe.py,
+# timing (a window median's standard error) and a confirmation round with one floor (the
+# fastest). Where a stored answer's time goes (stored_probe.py,
 # LD_DEBUG=statistics); the tuning-time bench again, guided strategy, without torch.compile
 # (call 52 measured it); gpu_tune_test.
 cd "$(dirname "$0")/../../../.."  # run from the repository root
