@@ -28,6 +28,7 @@
 #include "spec/spec_list.hpp"
 #include "trust/record_check.hpp"
 #include "tune/compile_cache.hpp"
+#include "tune/device_cache.hpp"
 #include "tune/db_bridge.hpp"
 #include "tune/report_json.hpp"
 #include "tune/shard.hpp"
@@ -100,18 +101,31 @@ void register_tune(CLI::App& app, TuneArgs& args) {
 
 namespace {
 
+// TEST-ONLY: a worker that speaks the protocol without a GPU (tests/fake_worker.cpp), so this
+// command's own outputs (table, --json, database writes) are tested on machines without one.
+std::string worker_exe() {
+  if (const char* test_worker = std::getenv("FUSETUNE_TEST_WORKER")) return test_worker;
+  return tune::TuneOptions{}.worker_exe;
+}
+
+// The key of the device description kept between runs (tune/device_cache.hpp); "" with --force,
+// which re-tunes and lets the worker describe the device.
+std::string device_key(const TuneArgs& args) {
+  return args.force ? std::string() : tune::device_cache_key("/proc", args.device, worker_exe());
+}
+
 // One problem's tune, from the database's answer to the table (and, for a single problem, the
 // --json/--csv documents). The exit code: 0 with a winner (stored or found), 1 without.
 int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& database, const std::string& db_path,
              const tune::Shard& variant_shard, bool documents, std::FILE* human) {
   tune::TuneOptions opt;
-  // TEST-ONLY: a worker that speaks the protocol without a GPU (tests/fake_worker.cpp), so this
-  // command's own outputs (table, --json, database writes) are tested on machines without one.
-  if (const char* test_worker = std::getenv("FUSETUNE_TEST_WORKER")) opt.worker_exe = test_worker;
+  opt.worker_exe = worker_exe();
   opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
+  opt.device_cache_key = device_key(args);
+  if (!opt.device_cache_key.empty()) opt.device_cache_dir = tune::device_cache_dir().string();
   opt.variant_timeout_s = args.timeout_s;
   opt.strategy = !args.strategy.empty() ? args.strategy : variant_shard.count > 1 ? "exhaustive" : "model";
   opt.budget = args.budget;
@@ -138,6 +152,7 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   std::string narrowed;
   const std::string key = spec::problem_key(problem);
   opt.on_device = [&](const nlohmann::json& device) {
+    narrowed.clear();  // asked again with the worker's description after a cached one
     env = tune::environment_from_device(device);
     tune::TuneDecision d;
     if (!args.force) {
@@ -168,7 +183,12 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   };
 
   const auto rep = tune::run_tune(problem, opt);
-  nlohmann::json doc = documents ? json_document("tune", args.out) : nlohmann::json();
+  // The driver's version from the device description: asking the driver again would cost a
+  // stored answer its cuInit (0.24 s of 0.26 with --json on the H200, call 55).
+  const std::string driver = rep.device.is_object() && rep.device.contains("driver") && rep.device["driver"].is_string()
+                                 ? rep.device["driver"].get<std::string>()
+                                 : "";
+  nlohmann::json doc = documents ? json_document("tune", args.out, driver) : nlohmann::json();
   if (rep.stopped) {
     const auto& w = *stored;
     fmt::print(human,
@@ -182,7 +202,7 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
     if (!documents) return int(ExitCode::ok);
     // The stored winner, nothing re-measured: `results` is empty and `stored` true.
     doc.update({{"problem", w.canonical}, {"key", w.problem_key}, {"math", w.math}, {"stored", true},
-                {"results", nlohmann::json::array()},
+                {"device_cached", rep.device_cached}, {"results", nlohmann::json::array()},
                 {"winner", {{"name", w.variant_name}, {"candidate", w.candidate},
                             {"time_ms", {{"median", w.time_median_ms}}},
                             {"speedup_vs_unfused", measured_json(w.speedup_vs_unfused())},
@@ -254,8 +274,13 @@ int run_tune(const TuneArgs& args) {
   check_output_args(args.out, db_path);
   // Opened (created) even for a shard with nothing to do: the merge expects every shard's file.
   db::Database database = db::Database::open(db_path);
+  // No driver or no GPU: one line and exit 3 before anything starts. Loading the driver costs
+  // 0.2 s (cuInit; a stored answer's whole time on the H200, call 54), so it is skipped where a
+  // device description kept in this boot (tune/device_cache.hpp) says a GPU answered; should it
+  // have gone since, the worker reports that itself, with the same exit code.
   std::string why;
-  if (!mine.empty() && std::getenv("FUSETUNE_TEST_WORKER") == nullptr && !gpu::driver_available(&why))
+  if (!mine.empty() && std::getenv("FUSETUNE_TEST_WORKER") == nullptr &&
+      !tune::load_cached_device(tune::device_cache_dir(), device_key(args)) && !gpu::driver_available(&why))
     throw NoGpuError(why);
 
   if (!args.spec_file) {

@@ -62,7 +62,7 @@ std::string csv_figure(double v) { return std::isfinite(v) ? fmt::format("{}", v
 nlohmann::json measured_json(double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 std::string measured_csv(double v) { return v > 0 && std::isfinite(v) ? fmt::format("{}", v) : ""; }
 
-nlohmann::json json_document(std::string_view command, const OutputArgs& out) {
+nlohmann::json json_document(std::string_view command, const OutputArgs& out, const std::string& driver) {
   if (!out.json) return {{"schema", fmt::format("fusetune.{}/2", command)}};
   nlohmann::json versions = {{"fusetune", FUSETUNE_VERSION}, {"nvrtc", nullptr}, {"cudnn", nullptr}, {"driver", nullptr}};
   // Each version is asked on its own: a machine without a driver still names its NVRTC and cuDNN.
@@ -75,7 +75,10 @@ nlohmann::json json_document(std::string_view command, const OutputArgs& out) {
   } catch (const std::exception&) {
   }
   try {
-    if (std::string why; gpu::driver_available(&why)) versions["driver"] = gpu::driver_version_string();
+    if (!driver.empty())
+      versions["driver"] = driver;
+    else if (std::string why; gpu::driver_available(&why))
+      versions["driver"] = gpu::driver_version_string();
   } catch (const std::exception&) {
   }
   return {{"schema", fmt::format("fusetune.{}/2", command)}, {"versions", versions},

@@ -42,7 +42,10 @@ void write_outputs(const OutputArgs& out, const nlohmann::json& json, const std:
 // The fields every JSON document starts with: schema, the fusetune / NVRTC / cuDNN / driver
 // versions (null where not found) and the UTC time it was made. Asks the driver and cuDNN only
 // when a JSON document was asked for (`out.json`): a plain table never loads them.
-[[nodiscard]] nlohmann::json json_document(std::string_view command, const OutputArgs& out);
+// `driver`: the driver's version when the caller knows it already (tune: from the device
+// description); "" asks the driver, which costs 0.2 s of initialisation (cuInit).
+[[nodiscard]] nlohmann::json json_document(std::string_view command, const OutputArgs& out,
+                                           const std::string& driver = "");
 
 // A figure for a CSV cell: empty where JSON has null (not finite).
 [[nodiscard]] std::string csv_figure(double v);

@@ -30,8 +30,10 @@ std::string first_error_line(const std::string& log) {
   return log.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
-VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& limits,
-                          const CompileAllOptions& opts) {
+}  // namespace
+
+VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
+                              const CompileAllOptions& opts) {
   VariantResult r;
   r.variant = v;
   if (v.source.empty()) return r;  // library-only candidates (cudnn): nothing to compile
@@ -80,8 +82,6 @@ VariantResult compile_one(const codegen::Variant& v, const gpu::DeviceLimits& li
   return r;
 }
 
-}  // namespace
-
 std::string device_limit_violation(const codegen::Variant& v, const CompileFigures& c,
                                    const gpu::DeviceLimits& limits) {
   for (const auto& step : v.plan) {
@@ -108,7 +108,7 @@ std::vector<VariantResult> compile_all(const std::vector<codegen::Variant>& vari
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < variants.size(); i = next++) {
-      results[i] = compile_one(variants[i], limits, opts);
+      results[i] = compile_variant(variants[i], limits, opts);
       if (opts.on_done) opts.on_done(results[i]);
     }
   };

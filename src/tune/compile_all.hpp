@@ -19,6 +19,10 @@ struct CompileAllOptions {
   std::function<void(const VariantResult&)> on_done;  // called from worker threads
 };
 
+// One variant: NVRTC (or the compile cache), then the device's limits. Never throws.
+VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
+                              const CompileAllOptions& opts);
+
 std::vector<VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
                                        const gpu::DeviceLimits& limits, const CompileAllOptions& opts);
 

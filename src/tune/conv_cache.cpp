@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "gpu/event.hpp"
 #include "reference/tolerance.hpp"
 #include "tune/context_lost.hpp"
+#include "tune/conv_screen.hpp"
 #include "tune/timing_stats.hpp"
 
 namespace fusetune::tune {
@@ -62,6 +64,8 @@ bool ConvAlgoCache::passes(const Option& o, bool nhwc, CUdeviceptr x, CUdevicept
 
 std::vector<ConvAlgoCache::Option> ConvAlgoCache::legacy_options(gpu::CudnnConv& conv, bool nhwc, CUdeviceptr x,
                                                                  CUdeviceptr w, CUdeviceptr y) {
+  // cudnnFind ranks every algorithm that ran (a failed status leaves it out); they are verified
+  // with the graph's options in fastest(), after timing.
   std::vector<Option> out;
   std::vector<gpu::ConvAlgoChoice> ranked;
   try {
@@ -77,21 +81,19 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::legacy_options(gpu::CudnnConv&
       conv.choose(ch);
       conv.forward(xx, ww, yy, workspace_.ptr(), workspace_.size(), 0);
     };
-    if (!passes(o, nhwc, x, w, y)) continue;
     out.push_back(std::move(o));
     if (out.size() == kTimedLegacy) break;
   }
   return out;
 }
 
-std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout layout, CUdeviceptr x, CUdeviceptr w,
-                                                                CUdeviceptr y) {
+std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout layout) {
   const bool nhwc = layout == spec::Layout::nhwc;
   std::vector<Option> out;
   std::vector<gpu::GraphEngine> engines;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    engines = graphs_.engines(graphs_.conv_alone(layout));
+    engines = graphs_.engines(graphs_.conv_alone(layout), graph_head_);
     graph_build_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } catch (const gpu::GraphRefused& e) {
     notes_.push_back(fmt::format("cuDNN {} conv through the graph API: {}", layout_text(nhwc), e.what()));
@@ -108,16 +110,14 @@ std::vector<ConvAlgoCache::Option> ConvAlgoCache::graph_options(spec::Layout lay
     o.run = [this, layout, choice = o.choice](CUdeviceptr xx, CUdeviceptr ww, CUdeviceptr yy) {
       run_graph(layout, choice, xx, ww, yy);
     };
-    if (!passes(o, nhwc, x, w, y)) continue;
     out.push_back(std::move(o));
     if (out.size() == kTimedGraph) break;
   }
   return out;
 }
 
-const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x,
+const ConvAlgoCache::Option* ConvAlgoCache::fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x,
                                                     CUdeviceptr w, CUdeviceptr y) {
-  if (options.size() == 1) return options[0];
   // cuDNN's search times each algorithm once; on small convolutions that single figure misled
   // it (H200, 2026-11-30: a 46 us NHWC algorithm chosen in one worker over a 13 us one chosen
   // in another), so the verified options are timed again here, interleaved, from a cold L2.
@@ -135,17 +135,28 @@ const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& o
     stop.synchronize();
     return double(gpu::Event::elapsed_ms(start, stop));
   };
-  std::vector<double> screen(options.size());
-  for (size_t i = 0; i < options.size(); ++i) screen[i] = time_once(i);
+  // The first run of each option: a fault there loses the context (the worker says which), and
+  // a configuration cuDNN refuses to run leaves.
+  constexpr double kRefused = std::numeric_limits<double>::infinity();
+  std::vector<double> screen(options.size(), kRefused);
+  for (size_t i = 0; i < options.size(); ++i) {
+    try {
+      if (l2_scrub_bytes_ > 0)
+        FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
+      start.record(stream_);
+      options[i].run(x, w, y);
+      stop.record(stream_);
+      sync_or_lose(fmt::format("cuDNN {} conv {}", layout_text(nhwc), options[i].choice.label));
+      screen[i] = double(gpu::Event::elapsed_ms(start, stop));
+    } catch (const gpu::GraphRefused& e) {
+      notes_.push_back(fmt::format("cuDNN {} conv {} refused: {}", layout_text(nhwc), options[i].choice.label, e.what()));
+    }
+  }
+  if (std::none_of(screen.begin(), screen.end(), [](double t) { return t < kRefused; })) return nullptr;
   // A single run from an idle GPU can be slow while the clocks ramp up: whatever came within
   // twice kScreenFactor of the fastest gets a second run, and its better run counts.
-  double best_screen = *std::min_element(screen.begin(), screen.end());
-  for (size_t i = 0; i < options.size(); ++i)
-    if (screen[i] <= 2 * kScreenFactor * best_screen) screen[i] = std::min(screen[i], time_once(i));
-  best_screen = *std::min_element(screen.begin(), screen.end());
-  std::vector<size_t> kept;
-  for (size_t i = 0; i < options.size(); ++i)
-    if (screen[i] <= kScreenFactor * best_screen) kept.push_back(i);
+  for (size_t i : within_factor(screen, 2 * kScreenFactor)) screen[i] = std::min(screen[i], time_once(i));
+  const std::vector<size_t> kept = within_factor(screen, kScreenFactor);
   std::vector<std::vector<double>> ms(options.size());
   for (int round = 0; round < kRounds; ++round)
     for (size_t i : kept) ms[i].push_back(time_once(i));
@@ -167,9 +178,24 @@ const ConvAlgoCache::Option& ConvAlgoCache::fastest(const std::vector<Option>& o
   std::string top;
   for (size_t i = 0; i < std::min<size_t>(ranked.size(), 4); ++i)
     top += fmt::format("{}{} {:.3f}", i ? ", " : "", options[ranked[i].second].choice.label, ranked[i].first);
-  notes_.push_back(fmt::format("cuDNN {} conv: {} verified choices screened, {} timed, fastest (median ms): {}",
+  notes_.push_back(fmt::format("cuDNN {} conv: {} choices screened, {} timed, fastest (median ms): {}",
                                layout_text(nhwc), options.size(), kept.size(), top));
-  return options[ranked.front().second];
+  // Verified fastest first, and only until one passes: only the chosen option feeds a plan, and
+  // checking all 46 up front took 0.6-2.4 s of a cold tune (kernelbench-32, H200, call 53). The
+  // screened-out options follow in screening order, should every timed one fail.
+  std::vector<std::optional<double>> medians(options.size());
+  for (const auto& [median, i] : ranked) medians[i] = median;
+  size_t rejected = 0;
+  for (size_t i : verification_order(screen, medians)) {
+    if (passes(options[i], nhwc, x, w, y)) {
+      if (rejected > 0)
+        notes_.push_back(fmt::format("cuDNN {} conv: chose {} after {} faster option(s) failed verification",
+                                     layout_text(nhwc), options[i].choice.label, rejected));
+      return &options[i];
+    }
+    ++rejected;
+  }
+  return nullptr;
 }
 
 void ConvAlgoCache::choose_legacy(Chosen& c) {
@@ -207,17 +233,18 @@ ConvAlgoCache::Chosen& ConvAlgoCache::ensure(spec::Layout layout) {
   legacy_count_ = options.size();
   const auto t1 = Clock::now();
   graph_build_s_ = 0;
-  for (auto& o : graph_options(layout, x, w, y)) options.push_back(std::move(o));
+  for (auto& o : graph_options(layout)) options.push_back(std::move(o));
   const auto t2 = Clock::now();
-  if (options.empty())
+  const Option* best = options.empty() ? nullptr : fastest(options, nhwc, x, w, y);
+  if (!best)
     throw Error(ExitCode::failure, fmt::format("no cuDNN {} convolution (legacy algorithm or graph engine) passes the "
                                                "{} verification rule",
                                                layout_text(nhwc), math_mode_name(math_)));
-  c.choice = fastest(options, nhwc, x, w, y).choice;
+  c.choice = best->choice;
   const auto t3 = Clock::now();
   const auto secs = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
-  notes_.push_back(fmt::format("cuDNN {} conv choice took {:.2f} s: legacy find and checks {:.2f}, graph plans built "
-                               "{:.2f}, their checks {:.2f}, {} options screened and timed {:.2f}",
+  notes_.push_back(fmt::format("cuDNN {} conv choice took {:.2f} s: legacy find {:.2f}, graph plans built "
+                               "{:.2f}, other graph setup {:.2f}, {} options screened, timed and verified {:.2f}",
                                layout_text(nhwc), secs(t0, t3), secs(t0, t1), graph_build_s_,
                                secs(t1, t2) - graph_build_s_, options.size(), secs(t2, t3)));
   choose_legacy(c);

@@ -2,10 +2,10 @@
 // cuDNN's convolution for each layout a plan asks for, chosen once per worker from both of
 // cuDNN's interfaces: the legacy algorithms (cudnnFindConvolutionForwardAlgorithmEx ranks them)
 // and every engine configuration the graph API offers for the conv alone (heuristics A, B and
-// the fallback list; gpu/cudnn_graph.hpp). Of each, the first few that pass the math mode's
-// verification rule on the first input draw (the rule every candidate is held to: a conv whose
-// result would fail it cannot stand under a baseline or a design) are timed here, interleaved,
-// and the fastest feeds every plan. A worker started after a fault takes the choices of the one
+// the fallback list; gpu/cudnn_graph.hpp). They are timed here, interleaved, and the fastest
+// that passes the math mode's verification rule on the first input draw (the rule every
+// candidate is held to: a conv whose result would fail it cannot stand under a baseline or a
+// design) feeds every plan. A worker started after a fault takes the choices of the one
 // before instead of searching again.
 #include <cuda.h>
 
@@ -36,6 +36,11 @@ class ConvAlgoCache {
 
   // Choices made earlier (by a worker that was replaced, or stored with a winner): used as they are.
   void seed(const ConvChoices& choices) { choices_ = choices; }
+  // Only the first `n` graph configurations in cuDNN's heuristics order are built and timed
+  // (0: all). Each cold build is a runtime compile: all 42 of kernelbench-31's conv took 0.8-1.1 s
+  // a layout, one after another (cudnn-frontend 1.32 has no parallel build), and the fastest was
+  // among the first three in all 16 choices of calls 52-53 (four problems, both layouts).
+  void set_graph_head(size_t n) { graph_head_ = n; }
 
   // y = conv(x, w) (+ bias[k] when bias_or_0 != 0) in `layout` with the chosen algorithm or
   // engine configuration, choosing on first use; asynchronous. Throws Error when none passes.
@@ -65,10 +70,11 @@ class ConvAlgoCache {
 
   Chosen& ensure(spec::Layout layout);
   std::vector<Option> legacy_options(gpu::CudnnConv& conv, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
-  std::vector<Option> graph_options(spec::Layout layout, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  std::vector<Option> graph_options(spec::Layout layout);
   // Whether running `o` on draw 0 passes the math mode's rule; a note says why not.
   bool passes(const Option& o, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
-  const Option& fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
+  // The fastest option that passes verification (nullptr: none runs and passes).
+  const Option* fastest(const std::vector<Option>& options, bool nhwc, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
   void choose_legacy(Chosen& c);
   void run_graph(spec::Layout layout, const ConvChoice& choice, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y);
 
@@ -80,6 +86,7 @@ class ConvAlgoCache {
   reference::GpuReference& ref_;
   GraphCache& graphs_;
   CUstream stream_;
+  size_t graph_head_ = 0;
   size_t legacy_count_ = 0;    // of the options being chosen from, the legacy algorithms (first)
   double graph_build_s_ = 0;   // listing and building the graph's plans, for the choice's note
   size_t l2_scrub_bytes_;

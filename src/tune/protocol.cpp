@@ -141,7 +141,7 @@ TimeFigures time_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const SetupRequest& r) {
   return {{"cmd", "setup"}, {"problem", r.problem}, {"math", math_mode_name(r.math)}, {"device", r.device},
           {"seed", r.seed}, {"draws", r.draws}, {"inputs", r.inputs == InputRange::wide ? "wide" : "uniform"},
-          {"conv_choices", to_json(r.conv_choices)}};
+          {"conv_choices", to_json(r.conv_choices)}, {"conv_graph_head", r.conv_graph_head}};
 }
 
 SetupRequest setup_request_from_json(const nlohmann::json& j) {
@@ -155,6 +155,7 @@ SetupRequest setup_request_from_json(const nlohmann::json& j) {
   if (inputs != "uniform" && inputs != "wide") throw Error(ExitCode::failure, "worker protocol: unknown input range");
   r.inputs = inputs == "wide" ? InputRange::wide : InputRange::uniform;
   r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
+  r.conv_graph_head = std::max(0, j.value("conv_graph_head", 0));
   return r;
 }
 
@@ -226,12 +227,13 @@ RetimeRequest retime_request_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const RetimeReply& r) {
   nlohmann::json res = nlohmann::json::object();
   for (const auto& [name, t] : r.results) res[name] = to_json(t);
-  return {{"results", res}};
+  return {{"results", res}, {"notes", r.notes}};
 }
 
 RetimeReply retime_reply_from_json(const nlohmann::json& j) {
   RetimeReply r;
   for (const auto& [name, t] : j.at("results").items()) r.results[name] = time_from_json(t);
+  if (j.contains("notes")) r.notes = j.at("notes").get<std::vector<std::string>>();
   return r;
 }
 

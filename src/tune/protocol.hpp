@@ -52,6 +52,9 @@ struct SetupRequest {
   int draws = 2;
   InputRange inputs = InputRange::uniform;
   ConvChoices conv_choices;
+  // > 0: of the graph API's configurations for the conv alone, only the first this many in
+  // cuDNN's heuristics order are built and timed (conv_cache.hpp); 0: all of them.
+  int conv_graph_head = 0;
 };
 
 struct SetupReply {
@@ -95,6 +98,7 @@ struct RetimeRequest {
 
 struct RetimeReply {
   std::map<std::string, TimeFigures> results;  // by variant name
+  std::vector<std::string> notes;  // sustained: where each plan's time went (samples, busy, wall)
 };
 
 // A template variant (cudnn-fused without an engine configuration) whose graph step's

@@ -64,6 +64,7 @@ Session::Session(const SetupRequest& setup)
   convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, *graphs_, s,
                                            scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
+  convs_->set_graph_head(size_t(std::max(0, setup.conv_graph_head)));
   runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, *graphs_, s);
   verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *ref_);
   timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes), scrub);
@@ -129,7 +130,8 @@ RetimeReply Session::retime(const RetimeRequest& req) {
   std::vector<const Loaded*> plans;
   for (const auto& e : req.entries) plans.push_back(&ensure_loaded(e.variant, e.cubin_path));
   RetimeReply reply;
-  reply.results = req.sustained ? timer_->sustained(plans, req.round) : timer_->interleaved(plans, req.rounds, req.round);
+  reply.results = req.sustained ? timer_->sustained(plans, req.round, &reply.notes)
+                                : timer_->interleaved(plans, req.rounds, req.round);
   return reply;
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "tune/context_lost.hpp"
@@ -177,10 +179,12 @@ std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Lo
   return out;
 }
 
-std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Loaded*>& plans, TimeRound round) {
+std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Loaded*>& plans, TimeRound round,
+                                                    std::vector<std::string>* notes) {
   const SustainPolicy policy;
   std::map<std::string, TimeFigures> out;
   for (const Loaded* l : plans) {
+    const auto t0 = Clock::now();
     const Prepared p = prepare(*l, 3);
     std::vector<Sample> samples;
     std::vector<double> gpu_ms;   // per sample, all its repetitions
@@ -197,6 +201,13 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
       if (since_asked < policy.window_ms / 4 && int(gpu_ms.size()) < policy.max_samples) continue;
       since_asked = 0;
       if ((first = sustain_done(gpu_ms, policy, busy_ms))) break;
+    }
+    if (notes) {
+      double busy = 0;
+      for (double b : busy_ms) busy += b;
+      notes->push_back(fmt::format("sustained timing of {}: {} samples of {}, {:.0f} ms busy on the GPU, {:.2f} s wall",
+                                   l->variant.name, samples.size(), p.batch, busy,
+                                   std::chrono::duration<double>(Clock::now() - t0).count()));
     }
     samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(*first));
     out[l->variant.name] = round_figures(samples, p.batch, round);

@@ -34,7 +34,9 @@ class Timer {
   // Each plan alone, back to back, until its time settles at the clocks the power limit leaves
   // it (timing_stats.hpp, SustainPolicy); the figure is the settled samples. The confirmation
   // round: the figures reported and stored are what a model running the plan sees.
-  [[nodiscard]] std::map<std::string, TimeFigures> sustained(const std::vector<const Loaded*>& plans, TimeRound round);
+  // `notes`, when given, gets a line per plan: samples taken, busy GPU time, wall time.
+  [[nodiscard]] std::map<std::string, TimeFigures> sustained(const std::vector<const Loaded*>& plans, TimeRound round,
+                                                             std::vector<std::string>* notes = nullptr);
 
  private:
   struct Prepared {

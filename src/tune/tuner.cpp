@@ -18,7 +18,9 @@
 #include "common/error.hpp"
 #include "spec/canonical.hpp"
 #include "tune/compile_all.hpp"
+#include "tune/compile_queue.hpp"
 #include "tune/cost_model.hpp"
+#include "tune/device_cache.hpp"
 #include "tune/guided_search.hpp"
 #include "tune/limits_json.hpp"
 #include "tune/protocol.hpp"
@@ -34,6 +36,7 @@ using Clock = std::chrono::steady_clock;
 // Finalists per design beyond TuneOptions::finalists: those within this of the best (finalists()).
 constexpr double kFinalistMargin = 0.10;
 constexpr int kMaxFinalists = 6;
+constexpr int kConvGraphHead = 8;  // graph configurations of the conv alone timed by `model`
 using codegen::Role;
 
 ms seconds(double s) { return ms(int64_t(s * 1000)); }
@@ -86,10 +89,19 @@ class TuneRun {
     setup_.math = opt.math;
     setup_.device = opt.device;
     setup_.conv_choices = opt.conv_choices;
+    // The guided search times cuDNN's conv on the first kConvGraphHead graph configurations
+    // (conv_cache.hpp says why); the other strategies keep all of them.
+    setup_.conv_graph_head = opt.strategy == "model" ? kConvGraphHead : 0;
     setup_.inputs = opt.inputs;
   }
 
   TuneReport run() {
+    const auto t0 = Clock::now();
+    if (answered_from_cached_device()) {
+      rep_.phase_seconds.emplace_back("device", std::chrono::duration<double>(Clock::now() - t0).count());
+      rep_.stopped = true;
+      return std::move(rep_);
+    }
     worker_ = std::make_unique<WorkerClient>(std::vector<std::string>{opt_.worker_exe, "__worker"});
     if (!phase("device", [&] { return device(); })) {
       quit();
@@ -126,6 +138,24 @@ class TuneRun {
   void quit() { worker_->quit(seconds(10)); }
 
   // --- device ---------------------------------------------------------------------------
+  // A stored answer from the cached device description, without starting a worker.
+  bool answered_from_cached_device() {
+    if (!opt_.on_device) return false;
+    auto dev = load_cached_device(opt_.device_cache_dir, opt_.device_cache_key);
+    if (!dev) return false;
+    TuneDecision d;
+    try {
+      d = opt_.on_device(*dev);
+    } catch (const std::exception&) {
+      return false;  // a description the caller cannot read: the worker's answer decides
+    }
+    if (!d.stop) return false;
+    decision_ = d;
+    rep_.device = std::move(*dev);
+    rep_.device_cached = true;
+    return true;
+  }
+
   bool device() {
     progress("device", 0, 1, "");
     nlohmann::json dev;
@@ -136,6 +166,8 @@ class TuneRun {
     }
     check_reply(dev, "device");
     limits_ = limits_from_json(dev.at("limits"));
+    if (!opt_.device_cache_key.empty() && load_cached_device(opt_.device_cache_dir, opt_.device_cache_key) != dev)
+      store_cached_device(opt_.device_cache_dir, opt_.device_cache_key, dev);
     rep_.device = dev;
     if (opt_.on_device) decision_ = opt_.on_device(dev);
     return !decision_.stop;
@@ -175,11 +207,12 @@ class TuneRun {
   }
 
   // The floors and baselines compile first (a few kernels); the solutions compile in the
-  // background while the baselines phase runs (the worker's input draws and float64
-  // references, cuDNN's conv choices: 15-20 s of a cold tune on the H200, mostly GPU and
-  // cuDNN, issue 11), and are waited for before anything needs them (engines()). The "compile"
-  // phase's figure is the time spent waiting: the head's compile plus what the baselines did
-  // not hide.
+  // background (compile_queue.hpp) while the baselines phase runs (the worker's input draws and
+  // float64 references, cuDNN's conv choices), most promising first by the cost model. The
+  // exhaustive and random strategies wait for all of them before measuring (engines()); the
+  // guided search takes each variant it picks as soon as it is compiled, and the pool stops
+  // when the search does. The "compile" phase's figure is the time spent waiting for compiles:
+  // the head's, plus whatever the background did not hide.
   bool compile() {
     CompileAllOptions copts;
     copts.arch = limits_.arch_flag();
@@ -191,7 +224,6 @@ class TuneRun {
     for (size_t i = 0; i < variants_.size(); ++i) {
       if (variants_[i].role() == Role::solution) {
         tail.push_back(variants_[i]);
-        tail_idx_.push_back(i);
       } else {
         head.push_back(variants_[i]);
         head_idx.push_back(i);
@@ -216,26 +248,51 @@ class TuneRun {
     for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
     // The solutions' progress stays quiet: the baselines' own lines run meanwhile.
     copts.on_done = nullptr;
-    pending_ = std::async(std::launch::async,
-                          [tail = std::move(tail), limits = limits_, copts] { return compile_all(tail, limits, copts); });
+    // Most promising first: the cost model's prior before compiling (registers unknown) and a
+    // nominal copy rate (the worker measures the real one later); only the order depends on it.
+    CostInputs in;
+    in.dev = limits_;
+    in.tensor_tflops = opt_.math == MathMode::fp32 ? 51 : 495;
+    std::vector<double> prior(tail.size());
+    for (size_t j = 0; j < tail.size(); ++j) prior[j] = prior_ms(problem_, tail[j], -1, in);
+    std::vector<size_t> order(tail.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prior[a] < prior[b]; });
+    for (size_t j = 0; j < tail.size(); ++j) tail_slot_[tail[j].name] = j;
+    queue_ = std::make_unique<CompileQueue>(std::move(tail), std::move(order), limits_, copts);
     return true;
   }
 
-  // Waits for the solutions' compile (once) and files its results, then the injected ones.
-  void join_compile() {
-    if (!pending_.valid()) return;
+  // Files result i from the background compile if it is still waiting for it.
+  void take_compiled(size_t i) {
+    auto it = tail_slot_.find(rep_.results[i].variant.name);
+    if (it == tail_slot_.end() || !queue_) return;
+    const size_t slot = it->second;
+    tail_slot_.erase(it);
     const auto t0 = Clock::now();
-    const std::vector<VariantResult> tail_results = pending_.get();
-    for (size_t j = 0; j < tail_results.size(); ++j) place(tail_idx_[j], tail_results[j]);
-    progress("compiling", variants_.size(), variants_.size(), "");
+    const VariantResult& r = queue_->get(slot);
+    add_compile_wait(std::chrono::duration<double>(Clock::now() - t0).count());
+    place(i, r);
+  }
+
+  void add_compile_wait(double seconds) {
+    for (auto& [name, sec] : rep_.phase_seconds)
+      if (name == "compile") sec += seconds;
+  }
+
+  // Files the background compile's results: all of them (`all`), else only the cudnn-fused
+  // templates (no source: nothing to wait for), which engines() expands. Then the injected ones.
+  void join_compile(bool all) {
+    if (joined_) return;
+    joined_ = true;
+    for (size_t i = 0; i < rep_.results.size(); ++i)
+      if (all || rep_.results[i].variant.candidate == codegen::Candidate::cudnn_fused) take_compiled(i);
+    if (all) progress("compiling", variants_.size(), variants_.size(), "");
     for (const auto& r : opt_.injected) {
       rep_.results.push_back(r);
       cubin_paths_.emplace_back();
       place(rep_.results.size() - 1, r);
     }
-    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
-    for (auto& [name, sec] : rep_.phase_seconds)
-      if (name == "compile") sec += waited;
   }
 
   // Result i, with its CUBIN written where the worker will read it.
@@ -255,7 +312,7 @@ class TuneRun {
   // build stay as not_supported rows with its reason. Runs before any solution is measured, so
   // the indices it shifts are referenced nowhere yet.
   bool engines() {
-    join_compile();
+    join_compile(opt_.strategy != "model");
     for (size_t i = 0; i < rep_.results.size();) {
       const auto& r = rep_.results[i];
       if (r.variant.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(r.variant) ||
@@ -426,6 +483,7 @@ class TuneRun {
       throw Error(ExitCode::failure, fmt::format("GPU worker faulted while re-timing ({}): {}", time_round_name(round),
                                                  reply.value("reason", "")));
     const RetimeReply rr = retime_reply_from_json(reply);
+    rep_.notes.insert(rep_.notes.end(), rr.notes.begin(), rr.notes.end());
     for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
     if (round == TimeRound::confirmation) {
       rep_.confirm_rounds = req.rounds;
@@ -521,10 +579,13 @@ class TuneRun {
     std::vector<SearchItem> items;
     for (size_t i = 0; i < rep_.results.size(); ++i) {
       const auto& r = rep_.results[i];
-      if (r.variant.role() != Role::solution || r.status != Status::ok) continue;
+      if (r.variant.role() != Role::solution) continue;
+      const bool compiling = tail_slot_.count(r.variant.name) != 0;
+      if (!compiling && r.status != Status::ok) continue;
       idx.push_back(i);
-      items.push_back({r.variant.name, r.variant.design, r.variant.params,
-                       prior_ms(problem_, r.variant, r.compile.registers, in)});
+      // Registers unknown for every variant (most are not compiled yet): the search's order
+      // must not depend on which compiles happened to finish first (--seed reproduces it).
+      items.push_back({r.variant.name, r.variant.design, r.variant.params, prior_ms(problem_, r.variant, -1, in)});
     }
     GuidedOptions go;
     go.seed = opt_.seed;
@@ -539,6 +600,11 @@ class TuneRun {
       }
       const size_t i = idx[*j];
       progress("verifying and timing (guided)", search.measured() + 1, idx.size(), rep_.results[i].variant.name);
+      take_compiled(i);
+      if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
+        search.record(*j, std::nullopt);
+        continue;
+      }
       flush(false);
       batch_.push_back(i);
       run_one(i);
@@ -546,6 +612,7 @@ class TuneRun {
       search.record(*j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
     }
     flush(true);
+    if (queue_) queue_->stop();  // what the search never picked need not compile
     rep_.notes.push_back(fmt::format("guided search measured {} of {} solution variants; it stopped at {}",
                                      search.measured(), idx.size(), stop));
     std::vector<bool> drop(rep_.results.size(), false);
@@ -667,8 +734,11 @@ class TuneRun {
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;
-  std::vector<size_t> tail_idx_;  // the solutions' rows, compiled in the background
-  std::future<std::vector<VariantResult>> pending_;  // that compile, until join_compile()
+  // The solutions' background compile, and each solution's index in it until its result is
+  // filed in rep_.results (by name: engines() shifts the rows).
+  std::unique_ptr<CompileQueue> queue_;
+  std::map<std::string, size_t> tail_slot_;
+  bool joined_ = false;
   std::mutex progress_mutex_;     // compile threads report progress one at a time
   std::vector<std::string> cubin_paths_;  // per result: its CUBIN file ("" when it has none)
 };

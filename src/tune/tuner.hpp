@@ -46,6 +46,11 @@ struct TuneOptions {
   int retime_rounds = 15;         // interleaved rounds of the finalist and confirmation phases
   double variant_timeout_s = 60;  // per request to the worker; a hang past it is `timeout`
   std::string worker_exe = "/proc/self/exe";
+  // The worker's device description kept between runs (device_cache.hpp): with an entry for
+  // device_cache_key that on_device answers with a stored result, no worker is started. Empty
+  // dir or key: no cache.
+  std::string device_cache_dir;
+  std::string device_cache_key;
   std::string plant;              // test-only: planted variants, see codegen/planted.hpp
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
                                   // the first this many cuDNN engine configurations (tests)
@@ -93,6 +98,7 @@ struct TuneReport {
   int confirm_rounds = 0;
   int worker_restarts = 0;
   bool stopped = false;             // on_device said a stored result answers it
+  bool device_cached = false;       // ...from the cached device description, without a worker
   Shard shard;                      // the share of the variants this run measured (whole: all)
 };
 
