@@ -118,5 +118,27 @@ TEST(DeviceCache, AStoredAnswerComesFromItWithoutAWorkerAndNothingElseDoes) {
   EXPECT_ANY_THROW(run_tune(problem, o));
 }
 
+TEST(DeviceCache, ForceAsksTheWorkerButStillKeepsItsDescription) {
+  TempDir dir("device-cache");
+  const auto problem = spec::parse("conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | relu");
+  TuneOptions o;
+  o.worker_exe = kWorker;
+  o.device_cache_dir = dir.path().string();
+  o.device_cache_key = "test key";
+  o.device_cache_read = false;  // tune --force
+  o.on_device = [&](const nlohmann::json&) {
+    TuneDecision d;
+    d.stop = true;
+    return d;
+  };
+  store_cached_device(dir.path(), "test key", {{"name", "an older description"}, {"limits", {{"sm_count", 1}}}});
+  const auto rep = run_tune(problem, o);
+  EXPECT_FALSE(rep.device_cached);  // the worker answered, not the stale entry
+  EXPECT_EQ(rep.device.value("name", ""), "Fake H200");
+  const auto kept = load_cached_device(dir.path(), "test key");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->value("name", ""), "Fake H200");  // and its description replaced the old one
+}
+
 }  // namespace
 }  // namespace fusetune::tune

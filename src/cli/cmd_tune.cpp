@@ -108,11 +108,8 @@ std::string worker_exe() {
   return tune::TuneOptions{}.worker_exe;
 }
 
-// The key of the device description kept between runs (tune/device_cache.hpp); "" with --force,
-// which re-tunes and lets the worker describe the device.
-std::string device_key(const TuneArgs& args) {
-  return args.force ? std::string() : tune::device_cache_key("/proc", args.device, worker_exe());
-}
+// The key of the device description kept between runs (tune/device_cache.hpp).
+std::string device_key(const TuneArgs& args) { return tune::device_cache_key("/proc", args.device, worker_exe()); }
 
 // One problem's tune, from the database's answer to the table (and, for a single problem, the
 // --json/--csv documents). The exit code: 0 with a winner (stored or found), 1 without.
@@ -126,6 +123,7 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
   opt.device_cache_key = device_key(args);
   if (!opt.device_cache_key.empty()) opt.device_cache_dir = tune::device_cache_dir().string();
+  opt.device_cache_read = !args.force;  // --force re-tunes: the worker describes the device
   opt.variant_timeout_s = args.timeout_s;
   opt.strategy = !args.strategy.empty() ? args.strategy : variant_shard.count > 1 ? "exhaustive" : "model";
   opt.budget = args.budget;
@@ -280,7 +278,8 @@ int run_tune(const TuneArgs& args) {
   // have gone since, the worker reports that itself, with the same exit code.
   std::string why;
   if (!mine.empty() && std::getenv("FUSETUNE_TEST_WORKER") == nullptr &&
-      !tune::load_cached_device(tune::device_cache_dir(), device_key(args)) && !gpu::driver_available(&why))
+      (args.force || !tune::load_cached_device(tune::device_cache_dir(), device_key(args))) &&
+      !gpu::driver_available(&why))
     throw NoGpuError(why);
 
   if (!args.spec_file) {

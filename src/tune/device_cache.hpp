@@ -11,7 +11,7 @@
 // instances under /proc/driver/nvidia/capabilities, and the worker executable (path, size,
 // modification time). Without /proc/driver/nvidia there is no key and nothing is cached. A file
 // that does not parse or whose key differs is a miss; the next run that starts a worker writes
-// the entry again. `tune --force` never reads it.
+// the entry again. `tune --force` does not read it, and writes the worker's description.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -140,7 +140,7 @@ class TuneRun {
   // --- device ---------------------------------------------------------------------------
   // A stored answer from the cached device description, without starting a worker.
   bool answered_from_cached_device() {
-    if (!opt_.on_device) return false;
+    if (!opt_.on_device || !opt_.device_cache_read) return false;
     auto dev = load_cached_device(opt_.device_cache_dir, opt_.device_cache_key);
     if (!dev) return false;
     TuneDecision d;
@@ -538,13 +538,16 @@ class TuneRun {
   }
 
   // --- baselines ------------------------------------------------------------------------
+  // The floors and baselines' first pass. Their interleaved figures come from the finalist round
+  // (and the confirmation), beside the solutions; a round of their own here cost a cold tune
+  // about 1.3 s (1 s of heat and 15 rounds of four plans; kernelbench-31 on the H200, call 56).
   bool baselines() {
     measure_all(Role::floor);
     measure_all(Role::baseline);
-    std::vector<size_t> idx = ready(Role::floor);
-    for (size_t i : ready(Role::baseline)) idx.push_back(i);
-    retime(idx, TimeRound::finalists);
-    // The conv alone, per layout, as measured interleaved: what ranks the finalists.
+    // The conv alone, per layout, as its first pass measured it: it stands in for every design's
+    // conv step while the solutions' first passes are compared (estimate()), and those are
+    // short bursts too, so the two compare like for like. Designs are compared with each other
+    // in the finalist round, interleaved, on their own figures.
     for (size_t i : ready(Role::floor)) {
       const auto& r = rep_.results[i];
       for (size_t s = 0; s < r.variant.plan.size(); ++s)

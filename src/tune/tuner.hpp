@@ -51,6 +51,8 @@ struct TuneOptions {
   // dir or key: no cache.
   std::string device_cache_dir;
   std::string device_cache_key;
+  bool device_cache_read = true;  // false (tune --force): the worker describes the device, and
+                                  // its description is still kept for the next run
   std::string plant;              // test-only: planted variants, see codegen/planted.hpp
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
                                   // the first this many cuDNN engine configurations (tests)
