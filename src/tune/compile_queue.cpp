@@ -43,15 +43,19 @@ void CompileQueue::work() {
       i = order_[next_++];
       state_[i] = State::running;
     }
-    VariantResult r = compile_variant(variants_[i], limits_, opts_);
-    if (opts_.on_done) opts_.on_done(r);
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      results_[i] = std::move(r);
-      state_[i] = State::done;
-    }
-    landed_.notify_all();
+    compile_and_file(i);
   }
+}
+
+void CompileQueue::compile_and_file(size_t i) {
+  VariantResult r = compile_variant(variants_[i], limits_, opts_);
+  if (opts_.on_done) opts_.on_done(r);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    results_[i] = std::move(r);
+    state_[i] = State::done;
+  }
+  landed_.notify_all();
 }
 
 const VariantResult& CompileQueue::get(size_t i) {
@@ -59,13 +63,8 @@ const VariantResult& CompileQueue::get(size_t i) {
   if (state_.at(i) == State::queued) {
     state_[i] = State::running;
     lock.unlock();
-    VariantResult r = compile_variant(variants_[i], limits_, opts_);
-    if (opts_.on_done) opts_.on_done(r);
+    compile_and_file(i);
     lock.lock();
-    results_[i] = std::move(r);
-    state_[i] = State::done;
-    landed_.notify_all();
-    return results_[i];
   }
   landed_.wait(lock, [&] { return state_[i] == State::done; });
   return results_[i];

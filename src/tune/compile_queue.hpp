@@ -41,6 +41,8 @@ class CompileQueue {
  private:
   enum class State { queued, running, done };
   void work();
+  // Compiles variant i (marked running by the caller) without the lock, then files it.
+  void compile_and_file(size_t i);
 
   const std::vector<codegen::Variant> variants_;
   const std::vector<size_t> order_;

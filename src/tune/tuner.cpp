@@ -6,7 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <future>
+#include <numeric>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -256,7 +256,7 @@ class TuneRun {
     std::vector<double> prior(tail.size());
     for (size_t j = 0; j < tail.size(); ++j) prior[j] = prior_ms(problem_, tail[j], -1, in);
     std::vector<size_t> order(tail.size());
-    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prior[a] < prior[b]; });
     for (size_t j = 0; j < tail.size(); ++j) tail_slot_[tail[j].name] = j;
     queue_ = std::make_unique<CompileQueue>(std::move(tail), std::move(order), limits_, copts);
