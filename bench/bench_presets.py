@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_timing import bench, bench_compiled, torch_math  # noqa: E402
+from bench_timing import bench_interleaved, compile_model, torch_math  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
 
 
@@ -137,12 +137,26 @@ def main():
                 torch.cuda.synchronize()
                 tol = 1e-2 if tf32 else 1e-4
                 exp_ok = bool(torch.all((got_e.float() - ref).abs() <= tol + tol * ref.abs()).item())
-            t_eager = bench(lambda: model(x))
-            t_export = bench(lambda: exported(x)) if exported is not None else float("nan")
-            t_fuse = bench(lambda: replay(x)) if replay else float("nan")
-            t_unfused = bench(lambda: unfused(x)) if unfused else float("nan")
-            t_comp = float("nan") if args.no_compile else bench_compiled(model, x, preset)
-            t_eager2 = bench(lambda: model(x))  # eager again: drift check
+            # Every contender in each round, in turn (bench_timing.bench_interleaved): the ratios
+            # come from figures taken side by side, not one after another.
+            fns = {"eager": lambda: model(x)}
+            if not args.no_compile:
+                compiled = compile_model(model, x, preset)
+                fns["compile"] = lambda: compiled(x)
+            if exported is not None:
+                fns["export"] = lambda: exported(x)
+            if replay:
+                fns["replay"] = lambda: replay(x)
+            if unfused:
+                fns["unfused"] = lambda: unfused(x)
+            t = bench_interleaved(fns)
+            nan = (float("nan"),) * 3
+            t_eager, t_comp, t_export, t_fuse = (t.get(k, nan)[0] for k in ("eager", "compile", "export", "replay"))
+            t_unfused = t.get("unfused", nan)[0]
+            spread = "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (_, lo, hi) in t.items())
+            print(f"{preset}: medians of {len(fns)} contenders over 7 interleaved rounds; ranges {spread}",
+                  file=sys.stderr)
+            t_eager2 = max(t["eager"][2] / t["eager"][1] - 1, 0) * 100  # eager's spread over the rounds, %
         rows.append((preset, t_eager, t_eager2, t_comp, t_fuse, win["time_ms"]["median"], win["name"],
                      err, rel_l2, tol_ok and exp_ok, t_export))
         other_rows.append((preset, win["name"], win["time_ms"]["median"],
@@ -151,6 +165,8 @@ def main():
                              report["baselines"]["unfused"],
                              unfused_own["time_ms"].get("steps", []) if unfused_own else []))
 
+    print(f"\n(medians of 7 interleaved rounds, each contender in turn; eager's spread over the rounds in "
+          f"parentheses)")
     print(f"\n| preset ({args.math}) | eager ms | torch.compile ms | fusetune exported module ms | "
           f"fusetune (replayed from PyTorch) ms | fusetune (own timing) ms | vs eager | vs compile | winner | "
           f"max abs diff vs eager | rel L2 | match |")
@@ -158,7 +174,7 @@ def main():
     for p, te, te2, tc, tf, town, name, mx, rl2, ok, tx in rows:
         # Ratios from the exported module, else the replay, else (cuDNN graph) fusetune's own timing.
         t = tx if tx == tx else tf if tf == tf else town
-        print(f"| {p} | {te:.3f} ({te2:.3f}) | {tc:.3f} | {tx:.3f} | {tf:.3f} | {town:.3f} | {te / t:.2f}x | "
+        print(f"| {p} | {te:.3f} ({te2:.1f}%) | {tc:.3f} | {tx:.3f} | {tf:.3f} | {town:.3f} | {te / t:.2f}x | "
               f"{tc / t:.2f}x | {name} | {mx:.2e} | {rl2:.2e} | "
               f"{'yes' if (tf == tf or tx == tx) and ok else 'n/a (cuDNN graph: verified by fusetune)' if ok else 'NO'} |")
     print(f"\n| preset ({args.math}) | eager ms | fusetune unfused (replayed) ms | fusetune unfused (own timing) ms | "

@@ -1,6 +1,7 @@
 """How the bench scripts run and time PyTorch, in one place: its math mode, the median of
 triton.testing.do_bench (CUDA events, L2 flushed between runs, 50 ms of warm-up, 400 ms of
-runs), and torch.compile's max-autotune-no-cudagraphs build of a model timed the same way."""
+runs), torch.compile's max-autotune-no-cudagraphs build of a model timed the same way, and
+interleaved rounds for figures that are compared with each other."""
 import sys
 import time
 
@@ -21,11 +22,36 @@ def bench(fn):
     return triton.testing.do_bench(fn, warmup=50, rep=400, return_mode="median")
 
 
-def bench_compiled(model, x, label):
-    """torch.compile(model, mode="max-autotune-no-cudagraphs") timed on x; its build time to stderr."""
+def compile_model(model, x, label):
+    """torch.compile(model, mode="max-autotune-no-cudagraphs"), built on x; its build time to stderr."""
     t0 = time.time()
     compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
     compiled(x)
     torch.cuda.synchronize()
     print(f"{label}: torch.compile took {time.time() - t0:.0f} s", file=sys.stderr)
+    return compiled
+
+
+def bench_compiled(model, x, label):
+    """torch.compile(model, mode="max-autotune-no-cudagraphs") timed on x; its build time to stderr."""
+    compiled = compile_model(model, x, label)
     return bench(lambda: compiled(x))
+
+
+def bench_interleaved(fns, rounds=7, rep=100):
+    """{name: fn} timed in turn, round after round (do_bench's median of `rep` ms per turn), so
+    that clock and power drift over the run fall on every contender alike: one contender timed
+    alone for 400 ms after another's 400 ms sees a different GPU (call 58: the same kernel read
+    2.037 ms after eager's turn and 1.918 ms in the next). Returns {name: (median of the rounds'
+    medians, lowest, highest)}."""
+    times = {name: [] for name in fns}
+    for fn in fns.values():  # warm every contender once before the first round
+        triton.testing.do_bench(fn, warmup=25, rep=25, return_mode="median")
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(triton.testing.do_bench(fn, warmup=10, rep=rep, return_mode="median"))
+    out = {}
+    for name, ts in times.items():
+        s = sorted(ts)
+        out[name] = (s[len(s) // 2], s[0], s[-1])
+    return out

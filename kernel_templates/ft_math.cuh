@@ -6,14 +6,18 @@
 // Why these forms: an epilogue pass should cost what moving its bytes costs. On the H200 that
 // leaves about 60 fp32 instructions per element, and CUDA's accurate libm spends 30 on erff,
 // 33 on log1pf and 13 on an IEEE division, so `mish | mish` rendered as x·tanh(softplus x)
-// (three libm calls each) ran at half the copy bandwidth. The forms below use one expf per op
-// (10 instructions, 2 ulp), a reciprocal from rcp.approx refined by one Newton step (3
-// instructions, no special cases: every denominator here is in [1, 2^58]) and short polynomials,
-// branch-free.
+// (three libm calls each) ran at half the copy bandwidth. The forms below use one exponential
+// per op and short polynomials, branch-free. Inside the fused conv the epilogue shares the SM's
+// issue slots with the MMA warps, so every instruction shows in the conv's time (`mish | mish`
+// cost +19.7% over `relu` with 17-instruction mishes, +4.7% with a 9-instruction diagnostic
+// one: docs/perf-notes.md, v11); the exponentials of mish, sigmoid, silu, gelu_tanh and
+// softplus are therefore ft_exp_sq (3 instructions; its error grows with |x|, and the TF32 rule
+// grants those ops that growth: spec::BoundFact::xrel) and their reciprocals rcp.approx alone.
 //
-// The device and the host differ only in the primitives below: expf, tanhf, erff, logf (CUDA's,
-// max error 2 / 2 / 2 / 1 ulp by the CUDA Math API documentation, against glibc's on the host) and
-// rcp.approx.ftz (1 ulp by the PTX ISA, against a correctly rounded 1/d). The host proof runs
+// The device and the host differ only in the primitives below: expf, tanhf, erff, logf, exp2f's
+// ex2.approx (CUDA's, max error 2 / 2 / 2 / 1 / 2 ulp by the CUDA Math API documentation, against
+// glibc's on the host) and rcp.approx.ftz (1 ulp by the PTX ISA, against a correctly rounded
+// 1/d). The host proof runs
 // every rendering with its primitives pushed to each end of their documented error
 // (ft_host_primitive_bias), so what it proves holds for the device's primitives too; the GPU test
 // (tests/gpu_op_math_test.cpp) measures the device's code itself.
@@ -90,19 +94,42 @@ FT_MATH_HD float ft_p_logf(float x) {
 #endif
 }
 
-// 1/d for a normal, positive, finite d (the callers' denominators lie in [1, 2^58]): rcp.approx
-// (1 ulp) and one Newton step, which lands within about half an ulp of 1/d.
-FT_MATH_HD float ft_rcp_pos(float d) {
+// 2^t, flushing results below 2^-126 to zero: ex2.approx.ftz, the MUFU.EX2 that CUDA's exp2f
+// (2 ulp over its whole range) is built on, without exp2f's three instructions for subnormal
+// results (ft_exp_sq never asks for one).
+FT_MATH_HD float ft_p_ex2(float t) {
+#if FT_MATH_DEVICE
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(t));
+  return y;
+#else
+  const float r = std::exp2(t);
+  return r < 0x1p-126f ? 0.0f : ft_host_perturb(r, 2);
+#endif
+}
+
+// 1/d for a normal, positive, finite d: rcp.approx alone (1 ulp), for the renderings whose
+// allowance has room for it (mish, sigmoid, log1p's quotient).
+FT_MATH_HD float ft_rcp_fast(float d) {
 #if FT_MATH_DEVICE
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(d));
-  const float e = fmaf(-d, y, 1.0f);
-  return fmaf(y, e, y);
+  return y;
 #else
-  const float y = ft_host_perturb(1.0f / d, 1);
-  const float e = std::fma(-d, y, 1.0f);
-  return std::fma(y, e, y);
+  return ft_host_perturb(1.0f / d, 1);
 #endif
+}
+
+// e^x in three instructions: h = 2^(x log2(e) / 2), then h * h. Half the exponent keeps h >= 2^-126
+// (no flush) for every x whose e^x is at least 2^-150, so subnormal results come from one
+// correctly rounded product, and h * h overflows exactly where e^x does. Error: the rounding of
+// x * fp32(log2(e) / 2) moves the result by up to about 0.61 |x| u twice over, plus ex2's 2 ulp
+// twice and the product's rounding: |e^x| (1.22 |x| + 9) u. CUDA's expf spends 8 instructions
+// to keep 2 ulp for every x; where the op's allowance grows with |x| (spec::BoundFact::xrel),
+// this one is as good.
+FT_MATH_HD float ft_exp_sq(float x) {
+  const float h = ft_p_ex2(x * 0.72134752044448170f);
+  return h * h;
 }
 
 // NaN-propagating min/max (torch.minimum/maximum, clamp): one instruction on sm_80+, where
@@ -141,21 +168,26 @@ FT_MATH_HD float ft_relu(float v) { return ft_max(v, 0.0f); }
 FT_MATH_HD float ft_leaky_relu(float v, float slope) { return v > 0.0f ? v : v * slope; }
 
 // 1 / (1 + e^-|x|), and e^-|x| times it for x < 0: e^x / (1 + e^x) keeps full relative accuracy
-// where sigmoid is tiny (1 / (1 + e^-x) would lose it to e^-x's overflow below x = -88).
+// where sigmoid is tiny (1 / (1 + e^-x) would lose it to e^-x's overflow below x = -88). The
+// denominator is in [1, 2]: rcp.approx needs no special case, and the min keeps an rcp.approx
+// that rounds 1 up from making sigmoid exceed 1 (and silu(FLT_MAX) infinite). Error about
+// (1.22 |x| + 13) u: the exponential's below 0, where sigmoid is e^x; at most half of it above.
 FT_MATH_HD float ft_sigmoid(float v) {
-  const float e = ft_p_expf(-fabsf(v));
-  const float y = ft_rcp_pos(1.0f + e);
+  const float e = ft_exp_sq(-fabsf(v));
+  const float y = ft_min(ft_rcp_fast(1.0f + e), 1.0f);
   return v >= 0.0f ? y : e * y;
 }
 FT_MATH_HD float ft_silu(float v) { return v * ft_sigmoid(v); }
 
 // tanh(softplus x) = n / (n + 2) with n = e^x (e^x + 2), exactly; past x = 20 the quotient is 1
-// in fp32, so x is clamped there and e^x never overflows. One expf instead of expf, log1pf and
-// tanhf.
+// in fp32, so x is clamped there and e^x never overflows (nor n + 2 leave [2, 2^58]). One
+// exponential instead of expf, log1pf and tanhf: 11 instructions. Error about (1.22 |x| + 15) u
+// below 0 (the quotient is e^x there and carries the exponential's error), less above; the
+// quotient is kept <= 1 (an rcp.approx 1 ulp high would make mish(FLT_MAX) infinite).
 FT_MATH_HD float ft_mish(float v) {
-  const float e = ft_p_expf(ft_min(v, 20.0f));
+  const float e = ft_exp_sq(ft_min(v, 20.0f));
   const float n = ft_fma(e, e, e + e);
-  return v * (n * ft_rcp_pos(n + 2.0f));
+  return v * ft_min(n * ft_rcp_fast(n + 2.0f), 1.0f);
 }
 
 // log(1 + z) for z in [0, 1]: 2 atanh(s) with s = z / (2 + z) in [0, 1/3], as 2s + s^3 P(s^2);
@@ -163,7 +195,7 @@ FT_MATH_HD float ft_mish(float v) {
 // result below 2^-26 with these fp32 coefficients, docs/op-math.md), so the error is the
 // quotient's and the roundings', about 3 ulp.
 FT_MATH_HD float ft_log1p_unit(float z) {
-  const float s = z * ft_rcp_pos(z + 2.0f);
+  const float s = z * ft_rcp_fast(z + 2.0f);
   const float s2 = s * s;
   float p = 0.27701297402381897f;
   p = ft_fma(p, s2, 0.2805377244949341f);
@@ -171,8 +203,10 @@ FT_MATH_HD float ft_log1p_unit(float z) {
   p = ft_fma(p, s2, 0.666664183139801f);
   return ft_fma(s * s2, p, s + s);
 }
-// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exactly x for large x.
-FT_MATH_HD float ft_softplus1(float v) { return fmaxf(v, 0.0f) + ft_log1p_unit(ft_p_expf(-fabsf(v))); }
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows, exactly x for large x. Below 0 the
+// result is about e^x and carries the exponential's (1.22 |x| + 9) u, which the allowance's
+// |x| term (softplus cancels) covers; above, that error is e^-x times smaller than the result.
+FT_MATH_HD float ft_softplus1(float v) { return fmaxf(v, 0.0f) + ft_log1p_unit(ft_exp_sq(-fabsf(v))); }
 // torch.nn.functional.softplus: exactly x where beta * x > threshold.
 FT_MATH_HD float ft_softplus(float v, float beta, float threshold) {
   const float bx = beta * v;

@@ -99,6 +99,24 @@ TEST(OpFacts, EveryOpHasAFact) {
   }
   // The ones whose fp32 rendering cancels at large |x|.
   for (OpKind k : {OpKind::gelu, OpKind::gelu_tanh, OpKind::softplus}) EXPECT_TRUE(spec::op_info(k).bound.cancels);
+  // The ones rendered with ft_exp_sq whose allowance has no |x| term otherwise: the relative
+  // error of e^(rounded x) grows with |x| (ft_math.cuh), and only those get xrel.
+  for (const spec::OpInfo& info : spec::all_ops()) {
+    const bool grows = info.kind == OpKind::sigmoid || info.kind == OpKind::silu || info.kind == OpKind::mish;
+    EXPECT_EQ(info.bound.xrel > 0.0, grows) << info.name;
+  }
+}
+
+// xrel adds xrel u (|v| + e) (|f| + S e) to the op's own error: mish at v = -30 with e = 0.
+TEST(OpFacts, TheArgumentGrowthTermEntersTheBound) {
+  const spec::BoundFact& f = spec::op_info(OpKind::mish).bound;
+  double v = -30.0, e = 0.0, var = 0.0;
+  const double m = -30.0 * std::tanh(std::log1p(std::exp(-30.0)));
+  ft_bound_apply(v, e, var, m, int(f.fn), f.slope, 0.0, 0.0, f.ulps, 0, f.xrel);
+  EXPECT_DOUBLE_EQ(e, (f.ulps + f.xrel * 30.0) * 0x1p-24 * std::fabs(m));
+  double v0 = -30.0, e0 = 0.0, var0 = 0.0;
+  ft_bound_apply(v0, e0, var0, m, int(f.fn), f.slope, 0.0, 0.0, f.ulps, 0);  // without it
+  EXPECT_DOUBLE_EQ(e0, f.ulps * 0x1p-24 * std::fabs(m));
 }
 
 // Each global slope is >= the numerical sup of |f'| and within 5% of it.

@@ -304,6 +304,13 @@ TEST(GpuReferenceRender, BoundStepsCarryTheOpTableFacts) {
   EXPECT_NE(gs.find("ft_bound_apply(v, e, var, ft_ref_softplus(v, 1.0, 20.0), 9, 1.0, 1.0, 20.0, 16.0, 1);"),
             std::string::npos);
   EXPECT_NE(gs.find("ft_bound_apply(v, e, var, exp(v), 4, 0.0, 0.0, 0.0, 8.0, 0);  // exp"), std::string::npos);
+  // An op with an argument-growth term (xrel) passes it as the last argument.
+  spec::Problem m;
+  m.pre = {op(OpKind::mish)};
+  const std::string ms = render_reference_epilogue_source(m, MathMode::tf32);
+  EXPECT_NE(ms.find("ft_bound_apply(v, e, var, ft_ref_mish(v), 0, 1.09, 0.0, 0.0, 24.0, 0, 2.5);  // mish"),
+            std::string::npos)
+      << ms;
 }
 
 TEST(GpuReferenceRender, MalformedProblemsThrowInputError) {

@@ -44,7 +44,7 @@ void apply_op_bounded(const spec::Op& op, Bounded& x, const double* chan_k) {
   const spec::BoundFact& fact = spec::op_info(op.kind).bound;
   const double f = apply_op(op, x.v, chan_k);
   ft_bound_apply(x.v, x.e, x.var, f, int(fact.fn), fact.slope, operand_or_zero(op, 0, chan_k),
-                 operand_or_zero(op, 1, chan_k), fact.ulps, fact.cancels ? 1 : 0);
+                 operand_or_zero(op, 1, chan_k), fact.ulps, fact.cancels ? 1 : 0, fact.xrel);
 }
 
 Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels) {

@@ -77,9 +77,11 @@ std::string render_chain(const spec::Problem& p, const std::vector<spec::Op>& op
       continue;
     }
     const spec::BoundFact& f = spec::op_info(op.kind).bound;
-    body += fmt::format("  ft_bound_apply(v, e, var, {}, {}, {}, {}, {}, {}, {});  // {}\n", render_double_op(p, op),
+    // xrel only where the op has one (ft_bound_apply's default is 0)
+    const std::string xrel = f.xrel != 0.0 ? ", " + double_literal(f.xrel) : "";
+    body += fmt::format("  ft_bound_apply(v, e, var, {}, {}, {}, {}, {}, {}, {}{});  // {}\n", render_double_op(p, op),
                         int(f.fn), double_literal(f.slope), bound_arg(p, op, 0), bound_arg(p, op, 1),
-                        double_literal(f.ulps), f.cancels ? 1 : 0, describe(op));
+                        double_literal(f.ulps), f.cancels ? 1 : 0, xrel, describe(op));
   }
   return body;
 }
