@@ -40,10 +40,10 @@ def bench_compiled(model, x, label):
 
 def bench_interleaved(fns, rounds=7, rep=100):
     """{name: fn} timed in turn, round after round (do_bench's median of `rep` ms per turn), so
-    that clock and power drift over the run fall on every contender alike: one contender timed
-    alone for 400 ms after another's 400 ms sees a different GPU (call 58: the same kernel read
-    2.037 ms after eager's turn and 1.918 ms in the next). Returns {name: (median of the rounds'
-    medians, lowest, highest)}."""
+    that clock and power drift over the run fall on every contender alike instead of on whichever
+    ran in a warm or cool spell (call 58, one contender after another: the exported module read
+    1.200 ms and the replay of the same CUBIN 1.269 on kernelbench-31, 2.037 and 1.918 on
+    kernelbench-32). Returns {name: (median of the rounds' medians, lowest, highest)}."""
     times = {name: [] for name in fns}
     for fn in fns.values():  # warm every contender once before the first round
         triton.testing.do_bench(fn, warmup=25, rep=25, return_mode="median")

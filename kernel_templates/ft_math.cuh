@@ -9,10 +9,10 @@
 // (three libm calls each) ran at half the copy bandwidth. The forms below use one exponential
 // per op and short polynomials, branch-free. Inside the fused conv the epilogue shares the SM's
 // issue slots with the MMA warps, so every instruction shows in the conv's time (`mish | mish`
-// cost +19.7% over `relu` with 17-instruction mishes, +4.7% with a 9-instruction diagnostic
-// one: docs/perf-notes.md, v11); the exponentials of mish, sigmoid, silu, gelu_tanh and
-// softplus are therefore ft_exp_sq (3 instructions; its error grows with |x|, and the TF32 rule
-// grants those ops that growth: spec::BoundFact::xrel) and their reciprocals rcp.approx alone.
+// cost +15% over `x 2` with 19-instruction mishes, +4.7% with a 9-instruction diagnostic one:
+// docs/perf-notes.md, v11); the exponentials of mish, sigmoid, silu, gelu_tanh and softplus are
+// therefore ft_exp_sq (3 instructions; its error grows with -x below 0, and the TF32 rule grants
+// those ops that growth: spec::BoundFact::xrel) and their reciprocals rcp.approx alone.
 //
 // The device and the host differ only in the primitives below: expf, tanhf, erff, logf, exp2f's
 // ex2.approx (CUDA's, max error 2 / 2 / 2 / 1 / 2 ulp by the CUDA Math API documentation, against
@@ -123,10 +123,11 @@ FT_MATH_HD float ft_rcp_fast(float d) {
 // e^x in three instructions: h = 2^(x log2(e) / 2), then h * h. Half the exponent keeps h >= 2^-126
 // (no flush) for every x whose e^x is at least 2^-150, so subnormal results come from one
 // correctly rounded product, and h * h overflows exactly where e^x does. Error: the rounding of
-// x * fp32(log2(e) / 2) moves the result by up to about 0.61 |x| u twice over, plus ex2's 2 ulp
-// twice and the product's rounding: |e^x| (1.22 |x| + 9) u. CUDA's expf spends 8 instructions
-// to keep 2 ulp for every x; where the op's allowance grows with |x| (spec::BoundFact::xrel),
-// this one is as good.
+// x * fp32(log2(e) / 2) (itself 0.224u below the exact constant) moves the result by up to about
+// 0.612 |x| u twice over, plus ex2's 2 ulp twice and the product's rounding: |e^x| (1.224 |x| +
+// 11) u. CUDA's expf spends 8 instructions to keep 2 ulp for every x; in the ops below the |x|
+// part reaches the result only where it is e^x-small, and their allowance grows there
+// (spec::BoundFact::xrel).
 FT_MATH_HD float ft_exp_sq(float x) {
   const float h = ft_p_ex2(x * 0.72134752044448170f);
   return h * h;
@@ -171,7 +172,8 @@ FT_MATH_HD float ft_leaky_relu(float v, float slope) { return v > 0.0f ? v : v *
 // where sigmoid is tiny (1 / (1 + e^-x) would lose it to e^-x's overflow below x = -88). The
 // denominator is in [1, 2]: rcp.approx needs no special case, and the min keeps an rcp.approx
 // that rounds 1 up from making sigmoid exceed 1 (and silu(FLT_MAX) infinite). Error about
-// (1.22 |x| + 13) u: the exponential's below 0, where sigmoid is e^x; at most half of it above.
+// (1.224 |x| + 15) u below 0, where sigmoid is e^x and carries the exponential's error; above,
+// the exponential's share shrinks like e^-x (at most 6u at x = 0), about 9u in all.
 FT_MATH_HD float ft_sigmoid(float v) {
   const float e = ft_exp_sq(-fabsf(v));
   const float y = ft_min(ft_rcp_fast(1.0f + e), 1.0f);
@@ -179,10 +181,11 @@ FT_MATH_HD float ft_sigmoid(float v) {
 }
 FT_MATH_HD float ft_silu(float v) { return v * ft_sigmoid(v); }
 
-// tanh(softplus x) = n / (n + 2) with n = e^x (e^x + 2), exactly; past x = 20 the quotient is 1
-// in fp32, so x is clamped there and e^x never overflows (nor n + 2 leave [2, 2^58]). One
-// exponential instead of expf, log1pf and tanhf: 11 instructions. Error about (1.22 |x| + 15) u
-// below 0 (the quotient is e^x there and carries the exponential's error), less above; the
+// tanh(softplus x) = n / (n + 2) with n = e^x (e^x + 2), exactly; past x = 20 the true quotient
+// rounds to 1 in fp32, so x is clamped there and e^x never overflows (nor n + 2 leave [2, 2^58]);
+// this rendering's quotient is within an ulp of 1 there (rcp.approx is not exact). One
+// exponential instead of expf, log1pf and tanhf: 11 instructions. Error about (1.224 |x| + 17) u
+// below 0 (the quotient is e^x there and carries the exponential's error), about 17u above; the
 // quotient is kept <= 1 (an rcp.approx 1 ulp high would make mish(FLT_MAX) infinite).
 FT_MATH_HD float ft_mish(float v) {
   const float e = ft_exp_sq(ft_min(v, 20.0f));

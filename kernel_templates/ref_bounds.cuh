@@ -8,7 +8,7 @@
 //             A = sum |x_i w_i|, B = sum (x_i w_i)^2 (float64, in the reference conv)
 //   bias      E += u (|y + b| + E)
 //   op f      E = S E + rho (+ a jump where f is discontinuous),  V = S^2 V
-//             S = sup |f'| over [v - E, v + E], rho = (ulps + xrel (|v| + E)) u (|f(v)| + S E)
+//             S = sup |f'| over [v - E, v + E], rho = (ulps + xrel max(E - v, 0)) u (|f(v)| + S E)
 //             [+ ulps u (|v| + E)]
 //   reduce    min/max: max_k; sum/mean: sum_k E_k + gamma(K) (sum_k |v_k| + sum_k E_k), ...
 // and over the checked elements rel_l2 <= (2 + 3/sqrt(n)) sqrt(sum V)/sqrt(sum ref^2) + 4u.
@@ -154,9 +154,10 @@ FT_HD inline double ft_jump(int fn, double a0, double a1, double v, double e) {
 // (0 where it has none). rho, the op's own fp32 rendering error, is ulps u (|f(v)| + S e): the
 // kernel evaluates f at a point within e of v, so |f| there is at most |f(v)| + S e; ops whose
 // rendering can cancel (gelu's 1 + erf(x / sqrt 2) at large negative x) add ulps u (|v| + e);
-// those whose relative error grows with the argument (an exponential of a rounded multiple of
-// it) add xrel u (|v| + e) to the relative part. Once e is infinite (unchecked) it stays so: a
-// value that may be anything may make anything.
+// those whose relative error grows with a negative argument (e^x of a rounded multiple of x,
+// which reaches the result where it is e^x-small; above 0 its share shrinks like e^-x) add
+// xrel u max(e - v, 0), the largest -x within e of v, to the relative part. Once e is infinite
+// (unchecked) it stays so: a value that may be anything may make anything.
 FT_HD inline void ft_bound_apply(double& v, double& e, double& var, double f, int fn, double constant, double a0,
                                  double a1, double ulps, int cancels, double xrel = 0.0) {
   const double inf = ft_bound_inf();
@@ -164,7 +165,8 @@ FT_HD inline void ft_bound_apply(double& v, double& e, double& var, double f, in
   double next = inf;
   if (e < inf && s < inf) {  // false for NaN too
     const double se = s * e;
-    double rho = (ulps + xrel * (ft_babs(v) + e)) * FT_U_FP32 * (ft_babs(f) + se);
+    const double below = e - v > 0.0 ? e - v : 0.0;  // the largest -x within e of v, else 0 (NaN v too)
+    double rho = (ulps + xrel * below) * FT_U_FP32 * (ft_babs(f) + se);
     if (cancels) rho += ulps * FT_U_FP32 * (ft_babs(v) + e);
     next = se + rho + ft_jump(fn, a0, a1, v, e);
     if (!(next < inf)) next = inf;

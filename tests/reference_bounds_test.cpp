@@ -117,6 +117,15 @@ TEST(OpFacts, TheArgumentGrowthTermEntersTheBound) {
   double v0 = -30.0, e0 = 0.0, var0 = 0.0;
   ft_bound_apply(v0, e0, var0, m, int(f.fn), f.slope, 0.0, 0.0, f.ulps, 0);  // without it
   EXPECT_DOUBLE_EQ(e0, f.ulps * 0x1p-24 * std::fabs(m));
+  // Above 0 the exponential's share of the error fades: no growth term at v = 30 ...
+  double vp = 30.0, ep = 0.0, varp = 0.0;
+  const double mp = 30.0 * std::tanh(std::log1p(std::exp(30.0)));
+  ft_bound_apply(vp, ep, varp, mp, int(f.fn), f.slope, 0.0, 0.0, f.ulps, 0, f.xrel);
+  EXPECT_DOUBLE_EQ(ep, f.ulps * 0x1p-24 * std::fabs(mp));
+  // ... and within E of 0 only the part of the interval below 0 counts: E - v.
+  double vs = 0.25, es = 1.0, vars = 0.0;
+  ft_bound_apply(vs, es, vars, 0.2, int(f.fn), f.slope, 0.0, 0.0, f.ulps, 0, f.xrel);
+  EXPECT_DOUBLE_EQ(es, f.slope + (f.ulps + f.xrel * 0.75) * 0x1p-24 * (0.2 + f.slope));
 }
 
 // Each global slope is >= the numerical sup of |f'| and within 5% of it.

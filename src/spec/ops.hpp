@@ -32,8 +32,9 @@ struct BoundFact {
   double slope = 0.0;    // kind == constant: sup |f'| over the reals, rounded up; else 0
   double ulps = 0.0;     // fp32 rendering error: ulps * 2^-24 * (|f(v)| + S*E), see ops.cpp
   bool cancels = false;  // the rendering's error also grows with |v|: + ulps * 2^-24 * (|v| + E)
-  // The rendering's relative error also grows with |v| (an exponential of a rounded multiple of
-  // v, ft_math.cuh's ft_exp_sq): + xrel * 2^-24 * (|v| + E) * (|f(v)| + S*E)
+  // The rendering's relative error also grows with -v below 0 (e^v of a rounded multiple of v,
+  // ft_math.cuh's ft_exp_sq, where the result is e^v-small): + xrel * 2^-24 * max(E - v, 0) *
+  // (|f(v)| + S*E)
   double xrel = 0.0;
 };
 

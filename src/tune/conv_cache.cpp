@@ -127,11 +127,15 @@ const ConvAlgoCache::Option* ConvAlgoCache::fastest(const std::vector<Option>& o
   // of all 46 took 8 of a cold tune's 29 s.
   const CUdeviceptr scrub = pool_.ensure("conv_l2_scrub", l2_scrub_bytes_, stream_);
   gpu::Event start, stop;
-  const auto time_once = [&](size_t i) {
+  // One run of option i between the events, from a cold L2 (the scrub before the first event).
+  const auto enqueue = [&](size_t i) {
     if (l2_scrub_bytes_ > 0) FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
     start.record(stream_);
     options[i].run(x, w, y);
     stop.record(stream_);
+  };
+  const auto time_once = [&](size_t i) {
+    enqueue(i);
     stop.synchronize();
     return double(gpu::Event::elapsed_ms(start, stop));
   };
@@ -141,11 +145,7 @@ const ConvAlgoCache::Option* ConvAlgoCache::fastest(const std::vector<Option>& o
   std::vector<double> screen(options.size(), kRefused);
   for (size_t i = 0; i < options.size(); ++i) {
     try {
-      if (l2_scrub_bytes_ > 0)
-        FT_CU_CALL(gpu::driver().cuMemsetD32Async(scrub, 0x3F800000u, l2_scrub_bytes_ / 4, stream_));
-      start.record(stream_);
-      options[i].run(x, w, y);
-      stop.record(stream_);
+      enqueue(i);
       sync_or_lose(fmt::format("cuDNN {} conv {}", layout_text(nhwc), options[i].choice.label));
       screen[i] = double(gpu::Event::elapsed_ms(start, stop));
     } catch (const gpu::GraphRefused& e) {
