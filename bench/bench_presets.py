@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_timing import bench_interleaved, compile_model, torch_math  # noqa: E402
+from bench_timing import INTERLEAVED_ROUNDS, bench_interleaved, compile_model, torch_math  # noqa: E402
 from fusetune_replay import Replay, best_other, replayable  # noqa: E402
 
 
@@ -154,7 +154,7 @@ def main():
             t_eager, t_comp, t_export, t_fuse = (t.get(k, nan)[0] for k in ("eager", "compile", "export", "replay"))
             t_unfused = t.get("unfused", nan)[0]
             spread = "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (_, lo, hi) in t.items())
-            print(f"{preset}: medians of {len(fns)} contenders over 7 interleaved rounds; ranges {spread}",
+            print(f"{preset}: medians of {len(fns)} contenders over {INTERLEAVED_ROUNDS} interleaved rounds; ranges {spread}",
                   file=sys.stderr)
             t_eager2 = max(t["eager"][2] / t["eager"][1] - 1, 0) * 100  # eager's spread over the rounds, %
         rows.append((preset, t_eager, t_eager2, t_comp, t_fuse, win["time_ms"]["median"], win["name"],
@@ -165,7 +165,7 @@ def main():
                              report["baselines"]["unfused"],
                              unfused_own["time_ms"].get("steps", []) if unfused_own else []))
 
-    print(f"\n(medians of 7 interleaved rounds, each contender in turn; eager's spread over the rounds in "
+    print(f"\n(medians of {INTERLEAVED_ROUNDS} interleaved rounds, each contender in turn; eager's spread over the rounds in "
           f"parentheses)")
     print(f"\n| preset ({args.math}) | eager ms | torch.compile ms | fusetune exported module ms | "
           f"fusetune (replayed from PyTorch) ms | fusetune (own timing) ms | vs eager | vs compile | winner | "

@@ -38,7 +38,10 @@ def bench_compiled(model, x, label):
     return bench(lambda: compiled(x))
 
 
-def bench_interleaved(fns, rounds=7, rep=100):
+INTERLEAVED_ROUNDS = 7  # bench_interleaved's default; the tables' captions quote it
+
+
+def bench_interleaved(fns, rounds=INTERLEAVED_ROUNDS, rep=100):
     """{name: fn} timed in turn, round after round (do_bench's median of `rep` ms per turn), so
     that clock and power drift over the run fall on every contender alike instead of on whichever
     ran in a warm or cool spell (call 58, one contender after another: the exported module read

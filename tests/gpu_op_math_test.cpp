@@ -99,11 +99,8 @@ TEST_P(GpuOpMath, EveryRenderingIsInsideItsAllowanceOnTheDevice) {
     EXPECT_EQ(all.over_bound, 0u) << all.op << ": " << all.over_bound << " results outside the allowance ("
                                   << all.special_mismatches << " NaN/inf mismatches), first at x = "
                                   << all.first_over_bound;
-    const spec::BoundFact& fact = spec::op_info(ops[i].kind).bound;
-    const std::string allowance = fact.xrel != 0.0 ? fmt::format("{} + {} max(-x, 0)", fact.ulps, fact.xrel)
-                                                   : fmt::format("{}", fact.ulps);
     std::printf("| %s | %.2f | %.9g | %.1f | %.9g | %s |\n", all.op.c_str(), all.max_ulps, double(all.max_at),
-                all.max_ulps_tiny, double(all.tiny_at), allowance.c_str());
+                all.max_ulps_tiny, double(all.tiny_at), reference::allowance_text(ops[i]).c_str());
   }
 }
 

@@ -5,7 +5,6 @@
 // host's own value, against the float64 meaning of the op (reference/op_math.hpp). Each result
 // must be inside the allowance the TF32 rule grants the op (spec::op_info's ulps and xrel), NaN
 // where the reference is NaN and the same infinity where it is infinite.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,11 +47,8 @@ TEST(OpMathFp32, EveryRenderingIsInsideItsAllowanceOverTheSweep) {
       if (s.max_ulps_tiny >= worst.max_ulps_tiny) worst.max_ulps_tiny = s.max_ulps_tiny, worst.tiny_at = s.tiny_at;
       worst.op = s.op;
     }
-    const spec::BoundFact& fact = spec::op_info(op.kind).bound;
-    const std::string allowance = fact.xrel != 0.0 ? fmt::format("{} + {} max(-x, 0)", fact.ulps, fact.xrel)
-                                                   : fmt::format("{}", fact.ulps);
     std::printf("| %s | %.2f | %.9g | %.1f | %s |\n", worst.op.c_str(), worst.max_ulps, double(worst.max_at),
-                worst.max_ulps_tiny, allowance.c_str());
+                worst.max_ulps_tiny, allowance_text(op).c_str());
   }
 }
 

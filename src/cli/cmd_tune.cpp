@@ -113,15 +113,16 @@ std::string device_key(const TuneArgs& args) { return tune::device_cache_key("/p
 
 // One problem's tune, from the database's answer to the table (and, for a single problem, the
 // --json/--csv documents). The exit code: 0 with a winner (stored or found), 1 without.
+// dev_key: device_key(args), read once per run (a sweep's problems share it).
 int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& database, const std::string& db_path,
-             const tune::Shard& variant_shard, bool documents, std::FILE* human) {
+             const std::string& dev_key, const tune::Shard& variant_shard, bool documents, std::FILE* human) {
   tune::TuneOptions opt;
   opt.worker_exe = worker_exe();
   opt.math = *parse_math_mode(args.math);
   opt.device = args.device;
   opt.jobs = args.jobs;
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
-  opt.device_cache_key = device_key(args);
+  opt.device_cache_key = dev_key;
   if (!opt.device_cache_key.empty()) opt.device_cache_dir = tune::device_cache_dir().string();
   opt.device_cache_read = !args.force;  // --force re-tunes: the worker describes the device
   opt.variant_timeout_s = args.timeout_s;
@@ -276,14 +277,16 @@ int run_tune(const TuneArgs& args) {
   // 0.2 s (cuInit; a stored answer's whole time on the H200, call 54), so it is skipped where a
   // device description kept in this boot (tune/device_cache.hpp) says a GPU answered; should it
   // have gone since, the worker reports that itself, with the same exit code.
+  const std::string dev_key = device_key(args);
   std::string why;
   if (!mine.empty() && std::getenv("FUSETUNE_TEST_WORKER") == nullptr &&
-      (args.force || !tune::load_cached_device(tune::device_cache_dir(), device_key(args))) &&
+      (args.force || !tune::load_cached_device(tune::device_cache_dir(), dev_key)) &&
       !gpu::driver_available(&why))
     throw NoGpuError(why);
 
   if (!args.spec_file) {
-    return tune_one(list.front().problem, args, database, db_path, shard.value_or(tune::Shard{}), true, human);
+    return tune_one(list.front().problem, args, database, db_path, dev_key, shard.value_or(tune::Shard{}), true,
+                    human);
   }
 
   const std::string share = shard ? fmt::format("shard {}: ", shard->text()) : std::string();
@@ -295,7 +298,8 @@ int run_tune(const TuneArgs& args) {
     fmt::print(human, "\n[{}/{}] {}:{}\n", k + 1, mine.size(), text::printable(*args.spec_file), mine[k]->line);
     std::fflush(human);
     // A problem without a verified winner is that problem's result: the sweep goes on.
-    if (tune_one(mine[k]->problem, args, database, db_path, tune::Shard{}, false, human) != int(ExitCode::ok)) {
+    if (tune_one(mine[k]->problem, args, database, db_path, dev_key, tune::Shard{}, false, human) !=
+        int(ExitCode::ok)) {
       code = int(ExitCode::failure);
       failed.push_back(fmt::format("line {}", mine[k]->line));
     }

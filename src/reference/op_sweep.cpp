@@ -1,5 +1,7 @@
 #include "reference/op_sweep.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -95,6 +97,11 @@ void add_result(OpErrorSummary& s, const spec::Op& op, float v, float got, doubl
   if (std::fabs(double(got) - ref) > allowed) {
     if (s.over_bound++ == 0) s.first_over_bound = v;
   }
+}
+
+std::string allowance_text(const spec::Op& op) {
+  const spec::BoundFact& fact = spec::op_info(op.kind).bound;
+  return fact.xrel != 0.0 ? fmt::format("{} + {} max(-x, 0)", fact.ulps, fact.xrel) : fmt::format("{}", fact.ulps);
 }
 
 std::vector<spec::Op> op_sweep_ops() {

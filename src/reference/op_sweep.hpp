@@ -36,6 +36,10 @@ struct OpErrorSummary {
 // Adds one result to the summary: `v` the input, `got` the fp32 result, `ref` the float64 one.
 void add_result(OpErrorSummary& s, const spec::Op& op, float v, float got, double ref);
 
+// The allowance the TF32 rule grants the op, as the error tables print it (units of u): its ulps,
+// and its growth term below 0 where it has one (spec::BoundFact::xrel).
+[[nodiscard]] std::string allowance_text(const spec::Op& op);
+
 // The ops the sweeps cover: every op kind, with PyTorch's defaults or a typical scalar operand.
 [[nodiscard]] std::vector<spec::Op> op_sweep_ops();
 
