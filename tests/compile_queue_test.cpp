@@ -5,7 +5,11 @@
 // a result asked for. GPU-free (NVRTC only).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -74,6 +78,31 @@ TEST(CompileQueue, AfterStopThePoolTakesNothingNewButGetStillAnswers) {
   }  // joins the pool
   EXPECT_LE(compiled.load(), 3);
   EXPECT_GE(compiled.load(), 2);
+}
+
+TEST(CompileQueue, ThePoolTakesThePreferredVariantsFirst) {
+  // The guided search names what it will ask for next (GuidedSearch::ranking): the pool compiles
+  // those before the rest of its order.
+  const auto limits = *gpu::limits_for_arch("sm_90");
+  const auto variants = some_variants(4);
+  std::mutex m;
+  std::vector<std::string> finished;
+  CompileAllOptions o;
+  o.jobs = 1;
+  o.on_done = [&](const VariantResult& r) {
+    const std::lock_guard<std::mutex> lock(m);
+    finished.push_back(r.variant.name);
+  };
+  {
+    CompileQueue q(variants, {0, 1, 2, 3}, limits, o);
+    q.prefer({3, 2});  // the one thread may have started variant 0 already; then 3, 2, 1
+    // Nothing asked for (get() would compile a queued variant on this thread): the pool alone.
+    while (!(q.done(0) && q.done(1) && q.done(2) && q.done(3))) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(finished.size(), 4u);
+  const auto at = [&](size_t i) { return std::find(finished.begin(), finished.end(), variants[i].name) - finished.begin(); };
+  EXPECT_LT(at(3), at(2));
+  EXPECT_LT(at(2), at(1));
 }
 
 TEST(CompileQueue, DestroyingItMidCompileJoinsCleanly) {

@@ -144,6 +144,94 @@ TEST(GuidedSearch, IsDeterministicForASeed) {
   EXPECT_EQ(order(7), order(7));
 }
 
+TEST(GuidedSearch, RankingLeadsWithTheNextPickAndListsEveryUnmeasuredItem) {
+  for (const auto& l : recorded()) {
+    GuidedSearch s(l.items);
+    for (;;) {
+      const auto next = s.next();
+      const std::vector<size_t> rank = s.ranking();
+      std::vector<size_t> sorted = rank, unmeasured;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < l.items.size(); ++i)
+        if (!s.was_measured(i)) unmeasured.push_back(i);
+      ASSERT_EQ(sorted, unmeasured) << l.file << " after " << s.measured() << " measured";
+      if (!next) break;
+      ASSERT_FALSE(rank.empty());
+      ASSERT_EQ(rank.front(), *next) << l.file << " after " << s.measured() << " measured";
+      s.record(*next, l.time[*next]);
+    }
+  }
+}
+
+// The tuner compiles the solutions on a pool while the search measures (compile_queue.hpp); a
+// variant the search asks for before the pool reached it is compiled while the search waits.
+// Simulated on every recorded landscape with the H200 host's figures (docs/perf-notes.md,
+// "Tuning time"): 14 compile threads, a fused conv 2 s to compile, an epilogue kernel 0.3 s,
+// cuDNN's configurations nothing; 2 s of baselines before the first pick, 50 ms per measurement.
+// The pool in the priors' order (before) against the pool taking the head of the search's
+// ranking first, re-read after every measurement (tuner.cpp, kPreferred).
+constexpr int kSimThreads = 14;
+double simulated_wait_s(const Landscape& l, bool follow_ranking) {
+  constexpr double kHeadStart = 2.0, kMeasure = 0.05;
+  const auto compile_s = [&](size_t i) {
+    const std::string& d = l.items[i].design;
+    return d.starts_with("fused-conv") ? 2.0 : d.starts_with("cudnn") ? 0.0 : 0.3;
+  };
+  GuidedSearch s(l.items);
+  std::vector<size_t> by_prior(l.items.size());
+  for (size_t i = 0; i < by_prior.size(); ++i) by_prior[i] = i;
+  std::stable_sort(by_prior.begin(), by_prior.end(),
+                   [&](size_t a, size_t b) { return l.items[a].prior_ms < l.items[b].prior_ms; });
+  std::vector<size_t> preferred;
+  const auto prefer = [&] {
+    if (!follow_ranking) return;
+    preferred = s.ranking();
+    preferred.resize(std::min(preferred.size(), size_t(2 * kSimThreads)));
+  };
+  prefer();
+  std::vector<double> done_at(l.items.size(), -1);  // -1: queued
+  std::vector<double> free_at(kSimThreads, 0);
+  const auto queued = [&](size_t i) { return done_at[i] < 0; };
+  const auto advance = [&](double until) {
+    for (;;) {
+      auto w = std::min_element(free_at.begin(), free_at.end());
+      if (*w > until) return;
+      auto it = std::find_if(preferred.begin(), preferred.end(), queued);
+      if (it == preferred.end()) it = std::find_if(by_prior.begin(), by_prior.end(), queued);
+      if (it == by_prior.end()) return;
+      done_at[*it] = *w + compile_s(*it);
+      *w = done_at[*it];
+    }
+  };
+  double now = kHeadStart, wait = 0;
+  while (auto i = s.next()) {
+    advance(now);
+    if (queued(*i)) done_at[*i] = now + compile_s(*i);  // compiled by the search's own thread
+    if (done_at[*i] > now) {
+      wait += done_at[*i] - now;
+      now = done_at[*i];
+    }
+    now += kMeasure;
+    s.record(*i, l.time[*i]);
+    prefer();
+  }
+  return wait;
+}
+
+TEST(GuidedSearch, ACompilePoolTakingTheRankingsHeadFirstWaitsLess) {
+  double by_prior = 0, by_ranking = 0;
+  for (const auto& l : recorded()) {
+    const double p = simulated_wait_s(l, false), r = simulated_wait_s(l, true);
+    if (l.items.size() >= 100)
+      std::printf("  %-78s waits %5.1f s in the priors' order, %5.1f s ranking first\n", l.file.c_str(), p, r);
+    by_prior += p;
+    by_ranking += r;
+  }
+  std::printf("[ guided ] simulated compile waits over every landscape: %.1f s in the priors' order, %.1f s with the "
+              "ranking's head first\n", by_prior, by_ranking);
+  EXPECT_LT(by_ranking, 0.85 * by_prior);
+}
+
 std::vector<SearchItem> grid(const std::string& design, double prior) {
   std::vector<SearchItem> out;
   for (int64_t a : {1, 2, 4})

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "codegen/cudnn_engine.hpp"
+#include "codegen/generate.hpp"
+#include "gpu/device_limits.hpp"
 #include "spec/parser.hpp"
 #include "tune/tuner.hpp"
 
@@ -111,34 +113,68 @@ TEST(TunePhases, AShardRunsItsShareOfTheVariantsAndEveryBaseline) {
   EXPECT_EQ(runs.size(), whole) << "the shards ran the whole run's variants, no other";
 }
 
-TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
-  const auto rep = fake_tune(kSpec, "");
+// Finalists per design: the best two, and any other within 10% of the best, up to six (a burst's
+// figure can be that far off the sustained one); a design whose best is more than 25% behind
+// the best of all sends its best alone (tuner.cpp, kOutOfReach). Counts, over `rep`, the most
+// finalists of a design in reach and the designs out of reach.
+void check_finalists(const TuneReport& rep, size_t& widest, size_t& alone) {
   std::map<std::string, std::vector<const VariantResult*>> by_design;
   for (const auto& r : rep.results)
     if (r.variant.role() == Role::solution) by_design[r.variant.design].push_back(&r);
-  ASSERT_GE(by_design.size(), 2u);
-  size_t widest = 0;  // the synthetic times put a third variant within 10% somewhere
+  std::map<std::string, double> design_best;
+  double best_of_all = std::numeric_limits<double>::infinity();
+  for (auto& [design, rs] : by_design) {
+    design_best[design] = std::numeric_limits<double>::infinity();
+    for (const auto* r : rs)
+      if (r->time.round != TimeRound::first_pass) design_best[design] = std::min(design_best[design], r->time.median_ms);
+    best_of_all = std::min(best_of_all, design_best[design]);
+  }
   for (auto& [design, rs] : by_design) {
     std::vector<const VariantResult*> retimed;
     for (const auto* r : rs)
       if (r->time.round != TimeRound::first_pass) retimed.push_back(r);
-    // The best two, and any other within 10% of the best, up to six (a burst's figure can be
-    // that far off the sustained one).
-    EXPECT_GE(retimed.size(), std::min<size_t>(2, rs.size())) << design;
-    EXPECT_LE(retimed.size(), 6u) << design;
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto* f : retimed) best = std::min(best, f->time.median_ms);
-    // Nothing left in the first pass was faster than a finalist of its design, nor within 10%
-    // of the best while there was room.
+    const double best = design_best[design];
+    // The re-timed figures carry +-1% of noise and the tuner ranks by its own estimate: only
+    // designs clearly on one side of the 25% are judged by it.
+    if (best > 1.30 * best_of_all) {
+      EXPECT_EQ(retimed.size(), 1u) << design;
+      ++alone;
+    } else if (best < 1.20 * best_of_all) {
+      EXPECT_GE(retimed.size(), std::min<size_t>(2, rs.size())) << design;
+      EXPECT_LE(retimed.size(), 6u) << design;
+      // Nothing left in the first pass was within 10% of the best while there was room.
+      for (const auto* r : rs) {
+        if (r->time.round != TimeRound::first_pass || !r->verified || retimed.size() >= 6) continue;
+        EXPECT_GT(r->time.median_ms, 1.10 * best) << r->variant.name;
+      }
+      widest = std::max(widest, retimed.size());
+    }
+    // Nothing left in the first pass was faster than a finalist of its design.
     for (const auto* r : rs) {
       if (r->time.round != TimeRound::first_pass || !r->verified) continue;
       for (const auto* f : retimed) EXPECT_GE(r->time.kernel_median_ms, f->time.kernel_median_ms) << r->variant.name;
-      if (retimed.size() < 6) {
-        EXPECT_GT(r->time.median_ms, 1.10 * best) << r->variant.name;
-      }
     }
-    widest = std::max(widest, retimed.size());
   }
+}
+
+TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
+  size_t widest = 0, alone = 0;
+  // The fake fused conv has no conv step: every other design is out of reach of it.
+  check_finalists(fake_tune(kSpec, ""), widest, alone);
+  EXPECT_GE(alone, 3u) << "the 25% rule went untested";
+  // One design alone, whose synthetic times put three variants within 10%.
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.max_variants = 4;
+  o.retime_rounds = 5;
+  const spec::Problem problem = spec::parse(kSpec);
+  o.on_device = [&](const nlohmann::json&) {
+    TuneDecision d;
+    for (const auto& v : codegen::generate_variants(problem, *gpu::limits_for_arch("sm_90")))
+      if (v.design == "epilogue.nchw") d.only.insert(v.name);
+    return d;
+  };
+  check_finalists(run_tune(problem, o), widest, alone);
   EXPECT_GT(widest, 2u) << "no design had a third finalist: the 10% rule went untested";
 }
 
@@ -147,10 +183,20 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
 // round of a quick run (smoke pairs its samples with unfused's), stay interleaved.
 TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
   const auto rep = fake_tune(kSpec, "");
-  ASSERT_TRUE(rep.winner);
+  ASSERT_TRUE(rep.winner && rep.unfused && rep.cudnn);
   EXPECT_EQ(rep.results[*rep.winner].time.round, TimeRound::confirmation);
   EXPECT_EQ(rep.results[*rep.winner].time.count, 41);
   EXPECT_EQ(rep.confirm_rounds, 41);
+  // The baseline and the floor were confirmed while the solutions compiled (confirm_early()), by
+  // the same sustained rule, and those figures are the ones reported.
+  EXPECT_TRUE(std::any_of(rep.notes.begin(), rep.notes.end(), [&](const std::string& n) {
+    return n.starts_with("confirmation round of " + rep.results[*rep.unfused].variant.name + " and " +
+                         rep.results[*rep.cudnn].variant.name + " run before the solutions were measured");
+  }));
+  for (size_t i : {*rep.unfused, *rep.cudnn}) {
+    EXPECT_EQ(rep.results[i].time.round, TimeRound::confirmation) << rep.results[i].variant.name;
+    EXPECT_EQ(rep.results[i].time.count, 41) << rep.results[i].variant.name;
+  }
   for (const auto& r : rep.results)
     if (r.time.round == TimeRound::finalists) {
       EXPECT_EQ(r.time.count, 5) << r.variant.name;

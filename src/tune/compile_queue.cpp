@@ -28,6 +28,11 @@ void CompileQueue::stop() {
   stopped_ = true;
 }
 
+void CompileQueue::prefer(std::vector<size_t> first) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  preferred_ = std::move(first);
+}
+
 bool CompileQueue::done(size_t i) {
   const std::lock_guard<std::mutex> lock(mutex_);
   return state_.at(i) == State::done;
@@ -38,9 +43,16 @@ void CompileQueue::work() {
     size_t i = 0;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      while (next_ < order_.size() && state_.at(order_[next_]) != State::queued) ++next_;
-      if (stopped_ || next_ == order_.size()) return;
-      i = order_[next_++];
+      if (stopped_) return;
+      const auto preferred = std::find_if(preferred_.begin(), preferred_.end(),
+                                          [&](size_t p) { return p < state_.size() && state_[p] == State::queued; });
+      if (preferred != preferred_.end()) {
+        i = *preferred;
+      } else {
+        while (next_ < order_.size() && state_.at(order_[next_]) != State::queued) ++next_;
+        if (next_ == order_.size()) return;
+        i = order_[next_++];
+      }
       state_[i] = State::running;
     }
     compile_and_file(i);

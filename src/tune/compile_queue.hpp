@@ -31,10 +31,14 @@ class CompileQueue {
   CompileQueue& operator=(const CompileQueue&) = delete;
 
   [[nodiscard]] size_t size() const { return variants_.size(); }
+  [[nodiscard]] size_t threads() const { return pool_.size(); }
   // Variant i's result, waiting for or doing its compile. The reference stays valid.
   const VariantResult& get(size_t i);
   // Whether variant i's result is in (get() would not wait).
   [[nodiscard]] bool done(size_t i);
+  // The pool takes these (still queued) first, in this order, then its own order: the guided
+  // search names what it will most likely ask for next (tuner.cpp). Replaces the last call's.
+  void prefer(std::vector<size_t> first);
   // The pool takes no new variant; get() still compiles what it is asked for.
   void stop();
 
@@ -53,6 +57,7 @@ class CompileQueue {
   std::vector<State> state_;
   std::vector<VariantResult> results_;
   size_t next_ = 0;  // into order_
+  std::vector<size_t> preferred_;
   bool stopped_ = false;
   std::vector<std::jthread> pool_;  // last: joined first on destruction
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 namespace fusetune::tune {
 
@@ -173,6 +174,47 @@ std::optional<size_t> GuidedSearch::next() {
     }
   }
   return pick;
+}
+
+std::vector<size_t> GuidedSearch::ranking() const {
+  std::vector<size_t> out;
+  std::vector<bool> placed(items_.size(), false);
+  const auto take = [&](size_t i) {
+    out.push_back(i);
+    placed[i] = true;
+  };
+  // next()'s first two stages, in its order: the probes, then each design without a timed item
+  // by its prior (one item each: what next() would ask for once the one before failed).
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    if (d.probe && state_[*d.probe] == State::unmeasured) take(*d.probe);
+  }
+  std::vector<const Design*> unmodelled;
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    if (std::any_of(d.items.begin(), d.items.end(), [&](size_t i) { return state_[i] == State::timed; })) continue;
+    unmodelled.push_back(&d);
+    std::optional<size_t> pick;
+    for (size_t i : d.items) {
+      if (state_[i] != State::unmeasured || placed[i]) continue;
+      if (!pick || std::tuple(items_[i].prior_ms, tie_key(i)) < std::tuple(items_[*pick].prior_ms, tie_key(*pick)))
+        pick = i;
+    }
+    if (pick) take(*pick);
+  }
+  // Then every other item by its prediction (a design without a model: by its prior).
+  std::vector<std::tuple<double, uint64_t, size_t>> rest;
+  for (const auto& name : design_order_) {
+    const Design& d = designs_.at(name);
+    const bool modelled = std::find(unmodelled.begin(), unmodelled.end(), &d) == unmodelled.end();
+    const Model m = modelled ? fit(d) : Model{};
+    for (size_t i : d.items)
+      if (state_[i] == State::unmeasured && !placed[i])
+        rest.emplace_back(modelled ? predict(m, i) : items_[i].prior_ms, tie_key(i), i);
+  }
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [p, key, i] : rest) out.push_back(i);
+  return out;
 }
 
 }  // namespace fusetune::tune

@@ -47,6 +47,11 @@ class GuidedSearch {
 
   // The next item to measure, or nullopt when the search is done.
   [[nodiscard]] std::optional<size_t> next();
+  // Every unmeasured item, in the order the search would measure them if nothing new were
+  // learned: the first is next() (when next() has one); items predicted no faster than the bar
+  // come last, by prediction. The compile queue follows it (tuner.cpp): what the search will ask
+  // for is compiled first.
+  [[nodiscard]] std::vector<size_t> ranking() const;
   // What measuring item i gave: its median time, or nullopt when it failed (not verified).
   void record(size_t i, std::optional<double> median_ms);
 

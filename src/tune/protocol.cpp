@@ -160,7 +160,8 @@ SetupRequest setup_request_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const SetupReply& r) {
-  return {{"device", r.device}, {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s}, {"draws_s", r.draws_s}};
+  return {{"device", r.device},   {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s},
+          {"draws_s", r.draws_s}, {"handles_s", r.handles_s}};
 }
 
 SetupReply setup_reply_from_json(const nlohmann::json& j) {
@@ -169,6 +170,7 @@ SetupReply setup_reply_from_json(const nlohmann::json& j) {
   r.copy_gbps = j.at("copy_gbps");
   r.setup_s = j.at("setup_s");
   r.draws_s = j.value("draws_s", 0.0);
+  r.handles_s = j.value("handles_s", 0.0);
   return r;
 }
 

@@ -61,7 +61,8 @@ struct SetupReply {
   nlohmann::json device;  // name, arch, sm_count, l2_bytes, total_mem, driver_version
   double copy_gbps = 0;
   double setup_s = 0;
-  double draws_s = 0;  // of setup_s: the input draws and their float64 references
+  double draws_s = 0;    // of setup_s: the input draws and their float64 references
+  double handles_s = 0;  // of setup_s: the context, stream and cuDNN handle
 };
 
 struct RunRequest {

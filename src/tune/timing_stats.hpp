@@ -34,6 +34,9 @@ bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy,
 // layer sees. Interleaved with cooler plans it never got there (docs/perf-notes.md, "Timing").
 struct SustainPolicy {
   double heat_ms = 300;    // GPU time back to back before a sample counts
+  // The heat of a plan timed right after another one (Timer::sustained): the GPU is at its power
+  // limit already, and the settle rule below still waits for its clocks to stop moving.
+  double reheat_ms = 100;
   double window_ms = 100;  // a window: at least this much GPU time...
   int min_window = 5;      // ...and at least this many samples
   int settle_windows = 3;  // settled: this many consecutive windows' medians...

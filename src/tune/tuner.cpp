@@ -35,6 +35,9 @@ using ms = std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 // Finalists per design beyond TuneOptions::finalists: those within this of the best (finalists()).
 constexpr double kFinalistMargin = 0.10;
+// A design whose first-pass best is this far behind the best of all sends one finalist: sustained
+// load slowed the heaviest kernels by up to 10% against short bursts (call 38), so 25% cannot flip.
+constexpr double kOutOfReach = 0.25;
 constexpr int kMaxFinalists = 6;
 constexpr int kConvGraphHead = 8;  // graph configurations of the conv alone timed by `model`
 using codegen::Role;
@@ -108,6 +111,7 @@ class TuneRun {
       rep_.stopped = true;
       return std::move(rep_);
     }
+    send_setup();
     phase("generate", [&] { return generate(); });
     phase("compile", [&] { return compile(); });
     phase("baselines", [&] { return baselines(); });
@@ -259,8 +263,31 @@ class TuneRun {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prior[a] < prior[b]; });
     for (size_t j = 0; j < tail.size(); ++j) tail_slot_[tail[j].name] = j;
+    std::vector<SearchItem> items;
+    if (opt_.strategy == "model")
+      for (size_t j = 0; j < tail.size(); ++j) items.push_back({tail[j].name, tail[j].design, tail[j].params, prior[j]});
     queue_ = std::make_unique<CompileQueue>(std::move(tail), std::move(order), limits_, copts);
+    // The guided search's first picks (each design's probe) before the priors' order.
+    if (!items.empty()) {
+      GuidedOptions go;
+      go.seed = opt_.seed;
+      prefer_next(GuidedSearch(std::move(items), go).ranking(), [](size_t j) { return j; });
+    }
     return true;
+  }
+
+  // The pool compiles the head of the guided search's ranking first: what the search will most
+  // likely ask for next (twice the pool's width: the ranking moves as the search learns). In
+  // the simulation of tests/guided_search_test.cpp this cut the compile waits over the recorded
+  // landscapes by a quarter. `slot_of`: a ranked item's slot in the queue, or npos.
+  void prefer_next(const std::vector<size_t>& ranking, const std::function<size_t(size_t)>& slot_of) {
+    if (!queue_) return;
+    std::vector<size_t> first;
+    for (size_t j : ranking) {
+      if (first.size() >= 2 * std::max<size_t>(1, queue_->threads())) break;
+      if (const size_t slot = slot_of(j); slot != std::string::npos) first.push_back(slot);
+    }
+    queue_->prefer(std::move(first));
   }
 
   // Files result i from the background compile if it is still waiting for it.
@@ -312,6 +339,7 @@ class TuneRun {
   // build stay as not_supported rows with its reason. Runs before any solution is measured, so
   // the indices it shifts are referenced nowhere yet.
   bool engines() {
+    if (opt_.strategy != "model") confirm_early();  // the whole space compiles before measuring
     join_compile(opt_.strategy != "model");
     for (size_t i = 0; i < rep_.results.size();) {
       const auto& r = rep_.results[i];
@@ -387,19 +415,36 @@ class TuneRun {
   }
 
   // --- the worker session ---------------------------------------------------------------
+  // The session's setup (its context and cuDNN handle, the reference kernels' compile, the
+  // input draws and their float64 references: 0.5-0.8 s on the H200) is asked for as soon as the
+  // device is known, and runs in the worker while this process generates and compiles;
+  // start_session() takes the answer.
+  void send_setup() {
+    try {
+      worker_->send(to_json(setup_));
+      setup_sent_ = true;
+    } catch (const WorkerLost&) {
+      // start_session() asks again and reports what it finds
+    }
+  }
+
   void start_session() {
     progress("preparing inputs and float64 reference", 0, 1, "");
+    const auto t0 = Clock::now();
     nlohmann::json info;
     try {
-      info = worker_->request(to_json(setup_), seconds(900));
+      if (!setup_sent_) worker_->send(to_json(setup_));
+      setup_sent_ = false;
+      info = worker_->receive(seconds(900));
     } catch (const WorkerLost& e) {
       throw Error(ExitCode::failure, fmt::format("GPU worker lost during setup: {}", e.reason));
     }
     check_reply(info, "setup");
     const SetupReply sr = setup_reply_from_json(info);
     rep_.copy_gbps = sr.copy_gbps;
-    add_note(fmt::format("worker setup {:.2f} s (input draws and their float64 references {:.2f} s)", sr.setup_s,
-                         sr.draws_s));
+    add_note(fmt::format("worker setup {:.2f} s (context and cuDNN handle {:.2f} s, input draws and their float64 "
+                         "references {:.2f} s), {:.2f} s of it waited for",
+                         sr.setup_s, sr.handles_s, sr.draws_s, std::chrono::duration<double>(Clock::now() - t0).count()));
     session_ = true;
   }
 
@@ -416,6 +461,12 @@ class TuneRun {
       req.timing.min_reps = 3;
       req.timing.max_reps = 5;
       req.timing.max_seconds = 0.2;
+    } else if (r.variant.role() != Role::solution) {
+      // A baseline's or floor's first pass only ranks (which floor, the conv's share of each
+      // design's estimate): their reported figures come from the finalist and confirmation
+      // rounds. Up to 200 samples of a 3.6 ms unfused pipeline was 0.7 s of a cold tune.
+      req.timing.max_reps = 40;
+      req.timing.max_seconds = 0.25;
     }
     nlohmann::json reply;
     try {
@@ -457,20 +508,29 @@ class TuneRun {
   void restart() {
     worker_->restart();
     session_ = false;
+    setup_sent_ = false;
   }
 
   // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
   // figures are replaced by this round's.
   void retime(const std::vector<size_t>& idx, TimeRound round) {
-    if (idx.size() < 2) return;
+    // The confirmation round's figures are the ones reported and stored: sustained, each plan
+    // alone, as a model runs it (timing_stats.hpp). Quick runs (correctness, smoke's paired
+    // comparison with unfused) keep interleaved rounds, which need two plans.
+    const bool sustained = round == TimeRound::confirmation && !opt_.quick;
+    if (idx.empty() || (idx.size() < 2 && !sustained)) return;
+    const auto figures = request_retime(idx, round, sustained);
+    for (size_t i : idx) rep_.results[i].time = figures.at(rep_.results[i].variant.name);
+    if (opt_.on_batch) opt_.on_batch(rep_, idx);
+  }
+
+  // Asks the worker to re-time `idx`; its figures by variant name.
+  std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained) {
     if (!session_) start_session();
     RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
-    // The confirmation round's figures are the ones reported and stored: sustained, each plan
-    // alone, as a model runs it (timing_stats.hpp). Quick runs (correctness, smoke's paired
-    // comparison with unfused) keep interleaved rounds.
-    req.sustained = round == TimeRound::confirmation && !opt_.quick;
+    req.sustained = sustained;
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
     nlohmann::json reply;
     try {
@@ -482,17 +542,9 @@ class TuneRun {
     if (!reply.contains("results"))  // the context was lost: the worker said so and exited
       throw Error(ExitCode::failure, fmt::format("GPU worker faulted while re-timing ({}): {}", time_round_name(round),
                                                  reply.value("reason", "")));
-    const RetimeReply rr = retime_reply_from_json(reply);
+    RetimeReply rr = retime_reply_from_json(reply);
     rep_.notes.insert(rep_.notes.end(), rr.notes.begin(), rr.notes.end());
-    for (size_t i : idx) rep_.results[i].time = rr.results.at(rep_.results[i].variant.name);
-    if (round == TimeRound::confirmation) {
-      rep_.confirm_rounds = req.rounds;
-      if (req.sustained) {  // the samples in each settled figure: the fewest of the round
-        rep_.confirm_rounds = std::numeric_limits<int>::max();
-        for (size_t i : idx) rep_.confirm_rounds = std::min(rep_.confirm_rounds, rep_.results[i].time.count);
-      }
-    }
-    if (opt_.on_batch) opt_.on_batch(rep_, idx);
+    return std::move(rr.results);
   }
 
   void flush(bool force) {
@@ -593,6 +645,11 @@ class TuneRun {
     GuidedOptions go;
     go.seed = opt_.seed;
     GuidedSearch search(std::move(items), go);
+    const auto slot_of = [&](size_t j) {
+      const auto it = tail_slot_.find(rep_.results[idx[j]].variant.name);
+      return it == tail_slot_.end() ? std::string::npos : it->second;
+    };
+    prefer_next(search.ranking(), slot_of);
     if (!idx.empty() && !session_) start_session();
     const auto t0 = Clock::now();
     std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
@@ -603,9 +660,11 @@ class TuneRun {
       }
       const size_t i = idx[*j];
       progress("verifying and timing (guided)", search.measured() + 1, idx.size(), rep_.results[i].variant.name);
+      if (compile_pending(i)) confirm_early();
       take_compiled(i);
       if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
         search.record(*j, std::nullopt);
+        prefer_next(search.ranking(), slot_of);
         continue;
       }
       flush(false);
@@ -613,6 +672,7 @@ class TuneRun {
       run_one(i);
       const auto& r = rep_.results[i];
       search.record(*j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
+      prefer_next(search.ranking(), slot_of);
     }
     flush(true);
     if (queue_) queue_->stop();  // what the search never picked need not compile
@@ -652,10 +712,22 @@ class TuneRun {
   // --- finalists ------------------------------------------------------------------------
   bool finalists() {
     std::map<std::string, std::vector<size_t>> by_design;
-    for (size_t i : ready(Role::solution)) by_design[rep_.results[i].variant.design].push_back(i);
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t i : ready(Role::solution)) {
+      by_design[rep_.results[i].variant.design].push_back(i);
+      best = std::min(best, estimate(i));
+    }
     std::vector<size_t> round;
     for (auto& [design, idx] : by_design) {
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return estimate(a) < estimate(b); });
+      // A design whose best is out of reach of the best of all sends its best alone: the report
+      // still shows it beside the others, and the round stays short (on #31, four epilogue and
+      // three cuDNN-fusion variants 40-60% behind the fused conv were re-timed for nothing).
+      if (estimate(idx[0]) > (1 + kOutOfReach) * best) {
+        idx.resize(1);
+        finalists_.push_back(idx[0]);
+        continue;
+      }
       // The first pass times each variant in a short burst, and a burst right after a cool
       // spell runs at boost clocks: on the H200 two variants of one design swapped places by
       // 8% between the first pass and sustained timing (docs/runs/2026-12-02/call39-epilogue-ilp,
@@ -688,6 +760,38 @@ class TuneRun {
     rep_.cudnn = fastest(ready(Role::floor));
   }
 
+  // --- the baselines' confirmation, early ---------------------------------------------------
+  // The confirmation round's baseline and floor (the fastest unfused pipeline and the fastest
+  // cuDNN conv alone, by their first pass) do not depend on the winner, and their sustained
+  // timing costs a second or two (call 57, #31: 0.66 s and 0.98 s). They are timed when the
+  // search first has to wait for a compile (a cold tune's GPU would idle through it); confirm()
+  // keeps these figures where the finalist round names the same plans and times any other itself.
+  void confirm_early() {
+    if (early_tried_ || opt_.quick || !session_) return;
+    early_tried_ = true;
+    std::vector<size_t> idx;
+    for (Role role : {Role::baseline, Role::floor})
+      if (auto i = fastest(ready(role))) idx.push_back(*i);
+    if (idx.empty()) return;
+    progress("confirming the baselines while the solutions compile", 0, 1, "");
+    const auto t0 = Clock::now();
+    const auto figures = request_retime(idx, TimeRound::confirmation, true);
+    std::vector<std::string> names;
+    for (size_t i : idx) {
+      names.push_back(rep_.results[i].variant.name);
+      early_[names.back()] = figures.at(names.back());
+    }
+    add_note(fmt::format("confirmation round of {} run {}, {:.2f} s", fmt::join(names, " and "),
+                         opt_.strategy == "model" ? "while the search waited for a compile" : "before the solutions were measured",
+                         std::chrono::duration<double>(Clock::now() - t0).count()));
+  }
+
+  // Whether taking result i would wait for the background compile.
+  bool compile_pending(size_t i) {
+    auto it = tail_slot_.find(rep_.results[i].variant.name);
+    return it != tail_slot_.end() && queue_ && !queue_->done(it->second);
+  }
+
   // --- confirm --------------------------------------------------------------------------
   bool confirm() {
     if (!rep_.winner) return true;
@@ -703,7 +807,17 @@ class TuneRun {
     const std::optional<size_t> floor = fastest(ready(Role::floor));
     add(floor);
     progress("confirmation round", 0, 1, "");
-    retime(round, TimeRound::confirmation);
+    // Plans confirmed while the search waited for a compile (confirm_early()) keep those figures.
+    std::vector<size_t> fresh, early;
+    for (size_t i : round) (early_.count(rep_.results[i].variant.name) != 0 ? early : fresh).push_back(i);
+    retime(fresh, TimeRound::confirmation);
+    for (size_t i : early) rep_.results[i].time = early_.at(rep_.results[i].variant.name);
+    if (!early.empty() && opt_.on_batch) opt_.on_batch(rep_, early);
+    if (opt_.quick && fresh.size() >= 2) rep_.confirm_rounds = std::max(1, opt_.retime_rounds);
+    if (!opt_.quick) {  // sustained: the samples in each settled figure, the fewest of the round
+      rep_.confirm_rounds = std::numeric_limits<int>::max();
+      for (size_t i : round) rep_.confirm_rounds = std::min(rep_.confirm_rounds, rep_.results[i].time.count);
+    }
     // The finalist round chose the winner; should the confirmation round order the complete
     // pipelines in it differently (noise between nearly equal plans), its order stands, so the
     // winner is never slower than another pipeline in the figures shown beside it.
@@ -734,9 +848,13 @@ class TuneRun {
   std::vector<codegen::Variant> variants_;
   TempDir tmp_{"fusetune-tune"};
   bool session_ = false;
+  bool setup_sent_ = false;  // send_setup() asked; start_session() has not taken the answer yet
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;
+  // By variant name (the measure phase drops rows, engines() shifts them): confirmed early.
+  std::map<std::string, TimeFigures> early_;
+  bool early_tried_ = false;
   // The solutions' background compile, and each solution's index in it until its result is
   // filed in rep_.results (by name: engines() shifts the rows).
   std::unique_ptr<CompileQueue> queue_;

@@ -1,17 +1,21 @@
 #pragma once
 // `tune` end to end, in named phases (tune/tuner.cpp):
-//   device     a worker process reads the GPU; the caller may answer from the database
+//   device     a worker process reads the GPU; the caller may answer from the database. The
+//              worker's session setup is asked for right after, and runs while we go on
 //   generate   every variant of every candidate for this device (or a sample of them)
-//   compile    NVRTC on all cores
-//   baselines  the floors (conv alone) and `unfused` verified and timed, then re-timed
-//              interleaved: the conv time per layout that finalists are ranked with
+//   compile    NVRTC on all cores: the floors and baselines now, the solutions in the
+//              background (compile_queue.hpp)
+//   baselines  the floors (conv alone) and `unfused` verified and given a first pass: the conv
+//              time per layout that the solutions' first passes are ranked with
 //   engines    each cudnn-fused template becomes one variant per cuDNN engine configuration
-//              the worker lists (and builds, in parallel) on the GPU
-//   measure    every other variant verified on every draw, then timed on its own
+//              the worker lists (and builds, unless the guided search builds them as it runs them)
+//   measure    every other variant (the guided search: those it picks) verified on every draw,
+//              then timed on its own; `unfused`'s and the floor's confirmation runs here when
+//              the search first waits for a compile
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
 //              interleaved with the baselines; the fastest is the winner
-//   confirm    winner, runner-up and baselines re-timed interleaved once more: the figures
-//              reported and stored
+//   confirm    winner, runner-up, `unfused` and the fastest floor timed sustained, each alone:
+//              the figures reported and stored
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>

@@ -128,9 +128,17 @@ std::string WorkerClient::describe_exit() {
 }
 
 nlohmann::json WorkerClient::request(const nlohmann::json& msg, std::chrono::milliseconds timeout) {
+  send(msg);
+  return receive(timeout);
+}
+
+void WorkerClient::send(const nlohmann::json& msg) {
   if (pid_ <= 0) throw WorkerLost{false, "worker not running"};
   write_all(to_worker_, msg.dump() + "\n");
+}
 
+nlohmann::json WorkerClient::receive(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) throw WorkerLost{false, "worker not running"};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     if (size_t nl = buffer_.find('\n'); nl != std::string::npos) {

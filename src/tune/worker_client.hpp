@@ -29,6 +29,10 @@ class WorkerClient {
   // Sends one request and waits for its one-line reply. Throws WorkerLost when the worker
   // exits or the timeout passes; the worker is then dead and restart() is needed.
   nlohmann::json request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
+  // The two halves of request(), for a request answered while the caller works on (the tuner
+  // sends the session's setup, then compiles): one receive() per send(), in order.
+  void send(const nlohmann::json& msg);
+  nlohmann::json receive(std::chrono::milliseconds timeout);
 
   // Asks the worker to quit and, once it has said so, lets it finish exiting on its own: a
   // process that initialised the CUDA driver spends a while releasing it, and nothing we do

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -35,6 +37,10 @@ void send(FILE* out, const nlohmann::json& j) {
   std::fflush(out);
 }
 
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
 }  // namespace
 
 int worker_main() {
@@ -53,8 +59,13 @@ int worker_main() {
                  {"pci_bus_id", info.pci_bus_id}, {"count", gpu::device_count()}};
       } else if (cmd == "setup") {
         session.reset();
+        const auto t0 = Clock::now();
         session = std::make_unique<Session>(setup_request_from_json(req));
-        reply = to_json(session->info());
+        SetupReply info = session->info();
+        // The session times its own body; what came before it is the context, stream and handle.
+        info.handles_s = std::max(0.0, since(t0) - info.setup_s);
+        info.setup_s = since(t0);
+        reply = to_json(info);
       } else if (cmd == "run" || cmd == "retime") {
         if (!session) throw Error(ExitCode::failure, "worker: run before setup");
         reply = cmd == "run" ? to_json(session->run(run_request_from_json(req)))
