@@ -95,6 +95,25 @@ TEST(TimingStats, SlowDriftIsNotMistakenForSettled) {
   EXPECT_NEAR(median_from(s, first), 1.12, 0.006);
 }
 
+TEST(TimingStats, AFloorSettlesWithinItsWiderTolerance) {
+  // cuDNN's conv alone, as in calls 63-64: window medians 1.4% apart, back and forth. A verdict's
+  // plan keeps sampling to the cap; a floor (Timer::sustained: settle = floor_settle) stops at
+  // the first three windows after the heat.
+  const auto wobble = [](double t) { return int(t / 100) % 2 ? 1.007 : 0.993; };
+  SustainPolicy verdict;
+  const auto [s1, first1] = run_until_settled(wobble, verdict);
+  double total = 0;
+  for (double x : s1) total += x;
+  EXPECT_GE(total, verdict.max_ms);
+  SustainPolicy floor;
+  floor.settle = floor.floor_settle;
+  const auto [s2, first2] = run_until_settled(wobble, floor);
+  total = 0;
+  for (double x : s2) total += x;
+  EXPECT_LT(total, floor.heat_ms + 4 * floor.window_ms);
+  EXPECT_NEAR(median_from(s2, first2), 1.0, 0.008);
+}
+
 TEST(TimingStats, PlanThatNeverSettlesStopsAtTheCap) {
   const SustainPolicy p;
   const auto [s, first] = run_until_settled([](double t) { return 1.0 + 0.0002 * t; }, p);

@@ -41,6 +41,7 @@ struct SustainPolicy {
   int min_window = 5;      // ...and at least this many samples
   int settle_windows = 3;  // settled: this many consecutive windows' medians...
   double settle = 0.01;    // ...within this of their mean (3 windows: a drift of 0.5% per window shows)
+  double floor_settle = 0.02;  // the same for a floor, a reference rather than a verdict (Timer)
   double noise_widths = 4;  // ...or within this many standard errors of a window's median, if wider
   double max_ms = 3000;    // not settled by then: stop anyway
   int max_samples = 20000;
