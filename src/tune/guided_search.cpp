@@ -137,58 +137,35 @@ double GuidedSearch::predict(const Model& m, size_t i) const {
 }
 
 std::optional<size_t> GuidedSearch::next() {
-  // Every design's probe first, in the order the designs came.
-  for (const auto& name : design_order_) {
-    const Design& d = designs_.at(name);
-    if (d.probe && state_[*d.probe] == State::unmeasured) return d.probe;
-  }
-  // A design none of whose measured items verified has no model: its next item by the prior
-  // (a failing design usually fails fast, and one that verifies may still win).
-  for (const auto& name : design_order_) {
-    const Design& d = designs_.at(name);
-    const bool any_timed = std::any_of(d.items.begin(), d.items.end(), [&](size_t i) { return state_[i] == State::timed; });
-    if (any_timed) continue;
-    std::optional<size_t> pick;
-    for (size_t i : d.items) {
-      if (state_[i] != State::unmeasured) continue;
-      if (!pick || std::tuple(items_[i].prior_ms, tie_key(i)) < std::tuple(items_[*pick].prior_ms, tie_key(*pick)))
-        pick = i;
-    }
-    if (pick) return pick;
-  }
-  if (best_ms_ == 0) return std::nullopt;  // nothing verified anywhere and nothing left
-  const double bar = best_ms_ * (1 - opt_.margin);
-  std::optional<size_t> pick;
-  double pick_ms = 0;
-  for (const auto& name : design_order_) {
-    const Design& d = designs_.at(name);
-    const Model m = fit(d);
-    for (size_t i : d.items) {
-      if (state_[i] != State::unmeasured) continue;
-      const double p = predict(m, i);
-      if (p >= bar) continue;
-      if (!pick || p < pick_ms || (p == pick_ms && tie_key(i) < tie_key(*pick))) {
-        pick = i;
-        pick_ms = p;
-      }
-    }
-  }
-  return pick;
+  const std::vector<Ranked> r = rank();
+  if (r.empty()) return std::nullopt;
+  const auto& [i, predicted] = r.front();
+  if (!predicted) return i;  // a probe, or a design without a model
+  // By the models: only an item predicted to beat the best by the margin is worth measuring.
+  if (best_ms_ == 0 || *predicted >= best_ms_ * (1 - opt_.margin)) return std::nullopt;
+  return i;
 }
 
 std::vector<size_t> GuidedSearch::ranking() const {
   std::vector<size_t> out;
+  for (const auto& [i, predicted] : rank()) out.push_back(i);
+  return out;
+}
+
+std::vector<GuidedSearch::Ranked> GuidedSearch::rank() const {
+  std::vector<Ranked> out;
   std::vector<bool> placed(items_.size(), false);
   const auto take = [&](size_t i) {
-    out.push_back(i);
+    out.push_back({i, std::nullopt});
     placed[i] = true;
   };
-  // next()'s first two stages, in its order: the probes, then each design without a timed item
-  // by its prior (one item each: what next() would ask for once the one before failed).
+  // Every design's probe first, in the order the designs came.
   for (const auto& name : design_order_) {
     const Design& d = designs_.at(name);
     if (d.probe && state_[*d.probe] == State::unmeasured) take(*d.probe);
   }
+  // A design none of whose measured items verified has no model: its next item by the prior
+  // (a failing design usually fails fast, and one that verifies may still win).
   std::vector<const Design*> unmodelled;
   for (const auto& name : design_order_) {
     const Design& d = designs_.at(name);
@@ -202,18 +179,19 @@ std::vector<size_t> GuidedSearch::ranking() const {
     }
     if (pick) take(*pick);
   }
-  // Then every other item by its prediction (a design without a model: by its prior).
-  std::vector<std::tuple<double, uint64_t, size_t>> rest;
+  // Then every other item by its prediction (a design without a model: by its prior; next() has
+  // taken one of that design's items above, so only the compile queue reads these).
+  std::vector<std::tuple<double, uint64_t, size_t, bool>> rest;
   for (const auto& name : design_order_) {
     const Design& d = designs_.at(name);
     const bool modelled = std::find(unmodelled.begin(), unmodelled.end(), &d) == unmodelled.end();
     const Model m = modelled ? fit(d) : Model{};
     for (size_t i : d.items)
       if (state_[i] == State::unmeasured && !placed[i])
-        rest.emplace_back(modelled ? predict(m, i) : items_[i].prior_ms, tie_key(i), i);
+        rest.emplace_back(modelled ? predict(m, i) : items_[i].prior_ms, tie_key(i), i, modelled);
   }
   std::sort(rest.begin(), rest.end());
-  for (const auto& [p, key, i] : rest) out.push_back(i);
+  for (const auto& [p, key, i, modelled] : rest) out.push_back({i, modelled ? std::optional<double>(p) : std::nullopt});
   return out;
 }
 

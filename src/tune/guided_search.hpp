@@ -74,6 +74,14 @@ class GuidedSearch {
     std::map<std::string, std::map<int64_t, std::pair<double, int>>> effects;
   };
 
+  // One ranked item: its model's prediction, or none (a probe, a design without a model).
+  struct Ranked {
+    size_t item = 0;
+    std::optional<double> predicted;
+  };
+  // ranking() with each item's prediction: next() is its first item, unless that one is ranked
+  // by a model and not predicted to beat the best by the margin.
+  [[nodiscard]] std::vector<Ranked> rank() const;
   [[nodiscard]] Model fit(const Design& d) const;
   [[nodiscard]] double predict(const Model& m, size_t i) const;
   [[nodiscard]] uint64_t tie_key(size_t i) const;

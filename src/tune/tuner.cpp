@@ -649,7 +649,6 @@ class TuneRun {
       const auto it = tail_slot_.find(rep_.results[idx[j]].variant.name);
       return it == tail_slot_.end() ? std::string::npos : it->second;
     };
-    prefer_next(search.ranking(), slot_of);
     if (!idx.empty() && !session_) start_session();
     const auto t0 = Clock::now();
     std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
@@ -658,13 +657,13 @@ class TuneRun {
         stop = fmt::format("the time budget of {} s", opt_.time_budget_s);
         break;
       }
+      prefer_next(search.ranking(), slot_of);  // what it learnt so far moves the pool's head
       const size_t i = idx[*j];
       progress("verifying and timing (guided)", search.measured() + 1, idx.size(), rep_.results[i].variant.name);
       if (compile_pending(i)) confirm_early();
       take_compiled(i);
       if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
         search.record(*j, std::nullopt);
-        prefer_next(search.ranking(), slot_of);
         continue;
       }
       flush(false);
@@ -672,7 +671,6 @@ class TuneRun {
       run_one(i);
       const auto& r = rep_.results[i];
       search.record(*j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
-      prefer_next(search.ranking(), slot_of);
     }
     flush(true);
     if (queue_) queue_->stop();  // what the search never picked need not compile
