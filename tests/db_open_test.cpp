@@ -136,9 +136,10 @@ TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
     db.write_winner(testing::winner(testing::h200(), "v", 1.5));
   }
   {
-    // Back to version 1: the columns version 2 added are dropped, as a version 1 file lacks them.
+    // Back to version 1: the columns versions 2 and 3 added are dropped, as a version 1 file
+    // lacks them.
     const Connection c = raw(p);
-    c.exec("ALTER TABLE results DROP COLUMN time_round; ALTER TABLE results DROP COLUMN worst_ratio; "
+    c.exec("ALTER TABLE results DROP COLUMN gpu; ALTER TABLE results DROP COLUMN time_round; ALTER TABLE results DROP COLUMN worst_ratio; "
            "ALTER TABLE results DROP COLUMN rel_l2_limit; ALTER TABLE winners DROP COLUMN conv_choices; "
            "PRAGMA user_version = 1;");
   }
@@ -149,6 +150,7 @@ TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
   ASSERT_EQ(results.size(), 1u);
   EXPECT_DOUBLE_EQ(results[0].time_median_ms, 1.5);
   EXPECT_EQ(results[0].time_round, "");
+  EXPECT_EQ(results[0].gpu, -1);
   const auto winners = db.winners(std::nullopt, "", std::nullopt);
   ASSERT_EQ(winners.size(), 1u);
   EXPECT_EQ(winners[0].conv_choices, "");
@@ -242,7 +244,7 @@ TEST(DbOpen, ANewerSchemaIsRefusedUntouched) {
     const Connection c = raw(p);
     c.exec("PRAGMA user_version = 99");
   }
-  expect_refused(p, "schema version 99 is newer than this fusetune reads (2)");
+  expect_refused(p, "schema version 99 is newer than this fusetune reads (3)");
 }
 
 TEST(DbOpen, OursWithATableMissingIsRefused) {

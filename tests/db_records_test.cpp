@@ -99,8 +99,10 @@ TEST_F(DbRecords, FiguresRoundTripIncludingNanAndInfinity) {
   r.rel_l2 = 1e-300;
   r.log_excerpt = "line 1\nline 2: error: \"quoted\"\t\xc3\xa9";
   r.registers = -1;
+  r.gpu = 1;  // measured on the second GPU of `tune --devices 0,1`
   db_.write_results(h200(), {r});
   const auto got = db_.results(key_, "", std::nullopt).at(0);
+  EXPECT_EQ(got.gpu, 1);
   EXPECT_TRUE(std::isnan(got.max_abs));
   EXPECT_EQ(got.max_rel, std::numeric_limits<double>::infinity());
   EXPECT_EQ(got.rel_l2, 1e-300);

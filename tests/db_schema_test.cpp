@@ -26,6 +26,7 @@ struct GoldenSchema {
 constexpr GoldenSchema kGolden[] = {
     {1, 0x70642a43927ed75cULL},
     {2, 0xbacf2e5eca0d739aULL},
+    {3, 0x691cdeeaae471eebULL},
 };
 
 TEST(DbSchema, SchemaChangesComeWithAVersionBump) {

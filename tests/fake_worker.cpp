@@ -6,8 +6,21 @@
 //   a conv step takes 1.0 ms (NCHW) or 0.5 ms (NHWC); a kernel step 0.1 ms plus a per-variant
 //   amount from a hash of its name, a cuDNN graph step 0.4 ms plus one; re-timing adds +-1%
 //   that depends on the round. `engines` lists three configurations, the last not built.
+// For `tune --devices` tests, from the environment:
+//   FUSETUNE_FAKE_GPUS=N      the machine has N GPUs (default 1); a higher ordinal is refused
+//   FUSETUNE_FAKE_ODD_GPU=D   GPU D is another kind ("Fake A100", sm_80)
+//   FUSETUNE_FAKE_RUN_MS=T    each `run` takes T ms more (so runs on two GPUs overlap)
+//   FUSETUNE_FAKE_SLOW_GPU=D  ... and 4 T on GPU D (its answers come last)
+//   FUSETUNE_FAKE_LOG=FILE    each `run` appends "<device> <variant> <start> <end>" (steady-clock
+//                             microseconds) to FILE: which GPU ran what, and when
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <thread>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +41,16 @@ double name_hash(const std::string& s) {
 }
 
 constexpr int kFakeSustainedSamples = 41;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
+}
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
   TimeFigures t;
@@ -55,18 +78,30 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
 
 int main() {
   ConvChoices choices;  // as a real worker: the ones it was set up with, else its own
+  int device = 0;       // the GPU this worker's session is on
   std::string line;
   while (std::getline(std::cin, line)) {
     const auto req = nlohmann::json::parse(line);
     const std::string cmd = req.at("cmd");
     nlohmann::json reply;
     if (cmd == "device") {
-      gpu::DeviceLimits l;
-      l.name = "Fake H200";
-      reply = {{"limits", limits_to_json(l)}, {"name", "Fake H200"}, {"total_mem", int64_t(1) << 37},
-               {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:00:00.0"}, {"count", 1}};
+      const int d = req.value("device", 0);
+      const int count = env_int("FUSETUNE_FAKE_GPUS", 1);
+      if (d < 0 || d >= count) {
+        reply = {{"error", "no GPU with index " + std::to_string(d)}, {"exit_code", 2}};
+      } else {
+        const bool odd = d == env_int("FUSETUNE_FAKE_ODD_GPU", -1);
+        gpu::DeviceLimits l;
+        l.name = odd ? "Fake A100" : "Fake H200";
+        if (odd) l.cc_minor = 0, l.cc_major = 8;
+        reply = {{"limits", limits_to_json(l)}, {"name", l.name}, {"total_mem", int64_t(1) << 37},
+                 {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:0" + std::to_string(d) + ":00.0"},
+                 {"count", count}};
+      }
     } else if (cmd == "setup") {
-      choices = setup_request_from_json(req).conv_choices;
+      const SetupRequest setup = setup_request_from_json(req);
+      device = setup.device;
+      choices = setup.conv_choices;
       if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt, {}};
       SetupReply r;
       r.device = {{"name", "Fake H200"}};
@@ -79,6 +114,13 @@ int main() {
                   << std::endl;
         return 3;
       }
+      const int64_t started = now_us();
+      if (const int ms = env_int("FUSETUNE_FAKE_RUN_MS", 0); ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(device == env_int("FUSETUNE_FAKE_SLOW_GPU", -1) ? 4 * ms : ms));
+      if (const char* log = std::getenv("FUSETUNE_FAKE_LOG"))
+        std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << started << ' ' << now_us() << '\n';
+      // As a real worker: the tuner's first GPU's choices for layouts it has none of.
+      choices.insert(r.conv_choices.begin(), r.conv_choices.end());
       RunReply out;
       out.conv_choices = choices;
       if (r.variant.name.find("planted") != std::string::npos) {

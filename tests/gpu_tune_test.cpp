@@ -241,4 +241,48 @@ TEST_F(GpuTune, PlantedFaultAndHangAreSurvived) {
   EXPECT_TRUE(r.winner.has_value());
 }
 
+// `tune --devices` on the machine's one GPU: a second worker on it (TuneOptions allows a GPU
+// twice; the CLI does not) takes the lanes' path: variants verified in two workers at once,
+// each worker's faults its own, and the second worker runs the conv the first one chose.
+TEST_F(GpuTune, TwoWorkersShareTheSolutionsAndEveryVariantStillVerifies) {
+  for (const char* strategy : {"exhaustive", "model"}) {
+    SCOPED_TRACE(strategy);
+    fusetune::tune::TuneOptions o;
+    o.worker_exe = FUSETUNE_BINARY;
+    o.max_variants = 4;
+    o.quick = true;
+    o.retime_rounds = 3;
+    o.plant = "wrong,fault";
+    o.strategy = strategy;
+    o.more_devices = {0};
+    auto r = fusetune::tune::run_tune(
+        fusetune::spec::parse("conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | min(0.5) | add(param[k]) | mul(2)"), o);
+    EXPECT_EQ(r.devices, (std::vector<int>{0, 0}));
+    bool fault = false;
+    std::set<std::string> conv_labels;
+    for (const auto& v : r.results) {
+      if (v.variant.name.find("planted-fault") != std::string::npos) {
+        fault = true;
+        EXPECT_EQ(v.status, Status::faulted) << v.reason;
+      } else if (v.variant.name.find("planted") == std::string::npos &&
+                 !fusetune::tune::cudnn_owned_failure(r.results, v)) {
+        EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      }
+      if (v.timed) {
+        EXPECT_EQ(v.gpu, 0) << v.variant.name;
+      }
+    }
+    for (const auto& [name, labels] : r.conv_names)
+      for (const auto& l : labels)
+        if (!l.starts_with("cuDNN graph")) conv_labels.insert(l);
+    // One conv choice per layout, whichever worker ran the variant.
+    EXPECT_LE(conv_labels.size(), 2u);
+    if (std::string(strategy) == "exhaustive") {
+      EXPECT_TRUE(fault);
+      EXPECT_GE(r.worker_restarts, 1);
+    }
+    EXPECT_TRUE(r.winner.has_value());
+  }
+}
+
 }  // namespace

@@ -1,4 +1,4 @@
--- fusetune tuning database, schema version 2 (src/db/schema.hpp: kSchemaVersion).
+-- fusetune tuning database, schema version 3 (src/db/schema.hpp: kSchemaVersion).
 --
 -- Changing anything here other than comments and whitespace changes the schema hash that
 -- tests/db_schema_test.cpp pins: bump kSchemaVersion, add a migration from the previous
@@ -69,6 +69,9 @@ CREATE TABLE results (
   time_round       TEXT    NOT NULL DEFAULT '',
   worst_ratio      REAL,
   rel_l2_limit     REAL,
+  -- version 3: the GPU (CUDA ordinal on the machine that tuned) whose figures the times are;
+  -- -1 when not timed or not known (records older than version 3).
+  gpu              INTEGER NOT NULL DEFAULT -1,
   UNIQUE (env_id, problem_id, math, variant_name, params_json)
 );
 CREATE INDEX results_by_problem ON results (problem_id, math);

@@ -65,6 +65,7 @@ nlohmann::json result_json(const db::ResultRecord& r) {
                         ? nlohmann::json{{"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"rel_l2", r.rel_l2},
                                          {"rel_l2_limit", measured_json(r.rel_l2_limit)}, {"worst_ratio", r.worst_ratio}}
                         : nlohmann::json(nullptr)},
+          {"gpu", timed && r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json(nullptr)},
           {"created_at", r.created_at}};
 }
 

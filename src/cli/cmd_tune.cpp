@@ -83,7 +83,12 @@ void register_tune(CLI::App& app, TuneArgs& args) {
       ->check(integer_in(1, kMaxBudget));
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
       ->check(integer_in(1, kMaxJobs));
-  cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
+  auto* device = cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
+  cmd->add_option("--devices", args.devices,
+                  "0,1,... or all: one worker per GPU, the solutions' first passes spread over them (README: \"Several "
+                  "GPUs\")")
+      ->check(device_list())
+      ->excludes(device);
   add_output_args(cmd, args.out, "one row per variant");
   cmd->add_option("--timeout", args.timeout_s, "seconds a variant may run before it is recorded as a timeout")
       ->check(seconds_up_to(kMaxTimeoutS))
@@ -108,8 +113,17 @@ std::string worker_exe() {
   return tune::TuneOptions{}.worker_exe;
 }
 
+// The GPU that runs everything but the solutions' first passes: --device, or --devices' first.
+int first_device(const TuneArgs& args) {
+  if (!args.devices) return args.device;
+  const auto list = parse_device_list(*args.devices);
+  return list && !list->all ? list->ordinals.front() : 0;
+}
+
 // The key of the device description kept between runs (tune/device_cache.hpp).
-std::string device_key(const TuneArgs& args) { return tune::device_cache_key("/proc", args.device, worker_exe()); }
+std::string device_key(const TuneArgs& args) {
+  return tune::device_cache_key("/proc", first_device(args), worker_exe());
+}
 
 // One problem's tune, from the database's answer to the table (and, for a single problem, the
 // --json/--csv documents). The exit code: 0 with a winner (stored or found), 1 without.
@@ -119,7 +133,12 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   tune::TuneOptions opt;
   opt.worker_exe = worker_exe();
   opt.math = *parse_math_mode(args.math);
-  opt.device = args.device;
+  opt.device = first_device(args);
+  if (args.devices) {
+    const auto list = parse_device_list(*args.devices);  // checked while parsing
+    opt.all_devices = list && list->all;
+    if (list && !list->all) opt.more_devices.assign(list->ordinals.begin() + 1, list->ordinals.end());
+  }
   opt.jobs = args.jobs;
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
   opt.device_cache_key = dev_key;

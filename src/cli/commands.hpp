@@ -45,6 +45,7 @@ struct TuneArgs {
   double time_budget_s = 0;
   unsigned jobs = 0;
   int device = 0;
+  std::optional<std::string> devices;  // --devices LIST|all, checked by device_list() while parsing
   std::string db;
   bool force = false;
   bool all = false;

@@ -1,5 +1,6 @@
 #include "cli/validators.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -41,6 +42,34 @@ CLI::Validator shard_spec() {
                            shown_value(value));
       },
       "I/N", "shard_spec");
+}
+
+std::optional<DeviceList> parse_device_list(const std::string& value) {
+  if (value == "all") return DeviceList{true, {}};
+  DeviceList out;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = value.find(',', at);
+    const std::string_view item = std::string_view(value).substr(at, comma == std::string::npos ? value.npos : comma - at);
+    int64_t v = -1;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v < 0 || v > kMaxDevice)
+      return std::nullopt;
+    if (std::find(out.ordinals.begin(), out.ordinals.end(), int(v)) != out.ordinals.end()) return std::nullopt;
+    out.ordinals.push_back(int(v));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+CLI::Validator device_list() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (parse_device_list(value)) return {};
+        return fmt::format("must be 'all' or GPU ordinals from 0 to {} separated by commas, each once, got {}",
+                           kMaxDevice, shown_value(value));
+      },
+      "LIST|all", "device_list");
 }
 
 CLI::Validator seconds_up_to(double max) {

@@ -6,6 +6,9 @@
 // for a double's), and an unchecked int takes -1 or 0 where neither means anything.
 // README "Flag ranges" lists every range; the limits live here.
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -23,6 +26,15 @@ inline constexpr int64_t kMaxSeed = 4294967295;    // --seed: 32 bits
 
 // "I/N" with 0 <= I < N <= tune::kMaxShards (tune/shard.hpp).
 [[nodiscard]] CLI::Validator shard_spec();
+
+// `--devices`: "all", or GPU ordinals 0..kMaxDevice separated by commas, each at most once
+// (two workers timing on one GPU would slow each other down).
+struct DeviceList {
+  bool all = false;
+  std::vector<int> ordinals;  // in the order given; the first runs the rounds (tune/tuner.hpp)
+};
+[[nodiscard]] std::optional<DeviceList> parse_device_list(const std::string& value);
+[[nodiscard]] CLI::Validator device_list();
 
 // A finite decimal number of seconds in (0, max].
 [[nodiscard]] CLI::Validator seconds_up_to(double max);

@@ -225,9 +225,9 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
                    "INSERT INTO results (env_id, problem_id, math, candidate, variant_name, params_json, status, reason, "
                    "log_excerpt, registers, spills, time_min_ms, time_median_ms, time_max_ms, time_count, "
                    "kernel_median_ms, gbps, pct_copy, max_abs, max_rel, rel_l2, created_at, time_round, "
-                   "worst_ratio, rel_l2_limit) "
+                   "worst_ratio, rel_l2_limit, gpu) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                   "?21, ?22, ?23, ?24, ?25) "
+                   "?21, ?22, ?23, ?24, ?25, ?26) "
                    "ON CONFLICT (env_id, problem_id, math, variant_name, params_json) DO UPDATE SET "
                    "candidate = excluded.candidate, status = excluded.status, reason = excluded.reason, "
                    "log_excerpt = excluded.log_excerpt, registers = excluded.registers, spills = excluded.spills, "
@@ -236,7 +236,7 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
                    "kernel_median_ms = excluded.kernel_median_ms, gbps = excluded.gbps, pct_copy = excluded.pct_copy, "
                    "max_abs = excluded.max_abs, max_rel = excluded.max_rel, rel_l2 = excluded.rel_l2, "
                    "created_at = excluded.created_at, time_round = excluded.time_round, "
-                   "worst_ratio = excluded.worst_ratio, rel_l2_limit = excluded.rel_l2_limit");
+                   "worst_ratio = excluded.worst_ratio, rel_l2_limit = excluded.rel_l2_limit, gpu = excluded.gpu");
   for (const auto& r : results) {
     auto [it, fresh] = problem_ids.try_emplace(r.problem_key, 0);
     if (fresh) it->second = upsert_problem(conn_, r.problem_key, r.canonical);
@@ -266,6 +266,7 @@ void Database::write_results(const Environment& env, const std::vector<ResultRec
     upsert.bind(23, r.time_round);
     upsert.bind(24, r.worst_ratio);
     upsert.bind(25, r.rel_l2_limit);
+    upsert.bind(26, r.gpu);
     upsert.step();
   }
   txn.commit();

@@ -63,7 +63,7 @@ constexpr std::string_view kResultSelect =
     "SELECT p.key, p.canonical, r.math, r.candidate, r.variant_name, r.params_json, r.status, r.reason, "
     "r.log_excerpt, r.registers, r.spills, r.time_min_ms, r.time_median_ms, r.time_max_ms, r.time_count, "
     "r.kernel_median_ms, r.gbps, r.pct_copy, r.max_abs, r.max_rel, r.rel_l2, r.created_at, e.fingerprint, "
-    "r.time_round, r.worst_ratio, r.rel_l2_limit "
+    "r.time_round, r.worst_ratio, r.rel_l2_limit, r.gpu "
     "FROM results r JOIN environments e ON e.id = r.env_id JOIN problems p ON p.id = r.problem_id ";
 
 ResultRecord read_result(const Statement& s) {
@@ -94,6 +94,7 @@ ResultRecord read_result(const Statement& s) {
   r.time_round = s.column_text(23);
   r.worst_ratio = s.column_real(24);
   r.rel_l2_limit = s.column_real(25);
+  r.gpu = s.column_int(26);
   return r;
 }
 

@@ -21,6 +21,7 @@ const std::vector<Migration>& migrations() {
        "ALTER TABLE results ADD COLUMN worst_ratio REAL;"
        "ALTER TABLE results ADD COLUMN rel_l2_limit REAL;"
        "ALTER TABLE winners ADD COLUMN conv_choices TEXT NOT NULL DEFAULT '';"},
+      {3, "ALTER TABLE results ADD COLUMN gpu INTEGER NOT NULL DEFAULT -1;"},
   };
   return kMigrations;
 }

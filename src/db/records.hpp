@@ -50,6 +50,7 @@ struct ResultRecord {
   std::string time_round;     // "first pass" | "finalists" | "confirmation": where the times come from
   double worst_ratio = 0;     // worst element's error over its tolerance (<= 1 passed)
   double rel_l2_limit = 0;    // tf32: the rule's rel-L2 limit; 0 under fp32
+  int gpu = -1;               // the GPU (ordinal) the times were measured on; -1: not timed or not known
   std::string created_at;     // UTC, ISO 8601; filled by the database when empty
   std::string env_fingerprint;  // filled by queries (Database::results, top_results); writes ignore it
 };

@@ -13,7 +13,7 @@
 
 namespace fusetune::db {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // PRAGMA application_id ("FTDB"): marks a file as a fusetune database, so a foreign SQLite
 // file that happens to have user_version 1 is still told apart.

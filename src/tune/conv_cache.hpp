@@ -36,6 +36,8 @@ class ConvAlgoCache {
 
   // Choices made earlier (by a worker that was replaced, or stored with a winner): used as they are.
   void seed(const ConvChoices& choices) { choices_ = choices; }
+  // Another worker's choices, for the layouts this one has not chosen (the tuner's other GPUs).
+  void adopt(const ConvChoices& choices) { choices_.insert(choices.begin(), choices.end()); }
   // Only the first `n` graph configurations in cuDNN's heuristics order are built and timed
   // (0: all). Each cold build is a runtime compile: all 42 of kernelbench-31's conv took 0.8-1.1 s
   // a layout, one after another (cudnn-frontend 1.32 has no parallel build), and the fastest was

@@ -63,6 +63,7 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
   rec.worst_ratio = r.error.worst_ratio;
   rec.rel_l2_limit = r.error.rel_l2_limit;
   if (r.timed) rec.time_round = std::string(time_round_name(r.time.round));
+  if (r.timed) rec.gpu = r.gpu;
   return rec;
 }
 

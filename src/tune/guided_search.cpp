@@ -60,8 +60,18 @@ GuidedSearch::GuidedSearch(std::vector<SearchItem> items, GuidedOptions options)
 
 uint64_t GuidedSearch::tie_key(size_t i) const { return fnv1a(opt_.seed, items_[i].name); }
 
+void GuidedSearch::start(size_t i) {
+  if (state_.at(i) != State::unmeasured) throw std::logic_error("GuidedSearch: item started twice");
+  state_[i] = State::pending;
+  ++pending_count_;
+}
+
 void GuidedSearch::record(size_t i, std::optional<double> median_ms) {
-  if (state_.at(i) != State::unmeasured) throw std::logic_error("GuidedSearch: item measured twice");
+  if (state_.at(i) == State::pending) {
+    --pending_count_;
+  } else if (state_.at(i) != State::unmeasured) {
+    throw std::logic_error("GuidedSearch: item measured twice");
+  }
   ++measured_count_;
   if (!median_ms || !(*median_ms > 0) || !std::isfinite(*median_ms)) {
     state_[i] = State::failed;

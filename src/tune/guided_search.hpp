@@ -54,15 +54,22 @@ class GuidedSearch {
   [[nodiscard]] std::vector<size_t> ranking() const;
   // What measuring item i gave: its median time, or nullopt when it failed (not verified).
   void record(size_t i, std::optional<double> median_ms);
+  // Item i is being measured (on another GPU) and its answer is not in yet: neither next() nor
+  // ranking() offers it again, and the models do not count it until record(i, ...). With
+  // several GPUs the tuner keeps one item started per GPU (tuner.cpp, measure_guided()).
+  void start(size_t i);
+  [[nodiscard]] size_t pending() const { return pending_count_; }
 
   [[nodiscard]] size_t measured() const { return measured_count_; }
   [[nodiscard]] size_t size() const { return items_.size(); }
-  [[nodiscard]] bool was_measured(size_t i) const { return state_.at(i) != State::unmeasured; }
+  [[nodiscard]] bool was_measured(size_t i) const {
+    return state_.at(i) == State::failed || state_.at(i) == State::timed;
+  }
   // The best time measured so far (0 when none).
   [[nodiscard]] double best_ms() const { return best_ms_; }
 
  private:
-  enum class State { unmeasured, failed, timed };
+  enum class State { unmeasured, pending, failed, timed };
   struct Design {
     std::vector<size_t> items;  // in the order given
     bool opaque = false;        // the prior tells its items apart no better than a guess
@@ -93,6 +100,7 @@ class GuidedSearch {
   std::map<std::string, Design> designs_;
   std::vector<std::string> design_order_;  // first appearance
   size_t measured_count_ = 0;
+  size_t pending_count_ = 0;
   double best_ms_ = 0;
 };
 

@@ -176,7 +176,7 @@ SetupReply setup_reply_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const RunRequest& r) {
   return {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"cubin_path", r.cubin_path}, {"time", r.time},
-          {"timing", timing_to_json(r.timing)}};
+          {"timing", timing_to_json(r.timing)}, {"conv_choices", to_json(r.conv_choices)}};
 }
 
 RunRequest run_request_from_json(const nlohmann::json& j) {
@@ -185,6 +185,7 @@ RunRequest run_request_from_json(const nlohmann::json& j) {
   r.cubin_path = j.at("cubin_path");
   r.time = j.at("time");
   r.timing = timing_from_json(j.at("timing"));
+  if (j.contains("conv_choices")) r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
   return r;
 }
 

@@ -70,6 +70,10 @@ struct RunRequest {
   std::string cubin_path;  // "" when the variant has no source
   bool time = true;
   TimingPolicy timing;
+  // cuDNN's conv choices made by another worker (the tuner's first GPU, with several): this
+  // worker takes those for layouts it has not chosen yet, so every GPU runs the same conv
+  // configuration and none searches again.
+  ConvChoices conv_choices;
 };
 
 struct RunReply {

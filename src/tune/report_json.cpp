@@ -32,6 +32,9 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["spills"] = compiled ? nlohmann::json(r.compile.spill_stores + r.compile.spill_loads) : nlohmann::json(nullptr);
   for (const char* k : {"time_ms", "kernel", "speedup_vs_unfused", "speedup_vs_cudnn", "error", "cudnn_algo"})
     j[k] = nullptr;
+  // The GPU (ordinal) whose figures time_ms holds: with --devices, the first passes come from
+  // every GPU, the finalist and confirmation rounds from the first.
+  j["gpu"] = r.timed && r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json(nullptr);
   if (r.timed) {
     j["time_ms"] = time_json(r.time);
     if (r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {
@@ -61,6 +64,7 @@ nlohmann::json report_to_json(const TuneReport& rep) {
   j["key"] = rep.key;
   j["math"] = math_mode_name(rep.math);
   j["device"] = rep.device;
+  j["devices"] = rep.devices;
   j["copy_gbps"] = rep.copy_gbps;
   j["worker_restarts"] = rep.worker_restarts;
   j["confirm_rounds"] = rep.confirm_rounds;

@@ -86,6 +86,7 @@ RunReply Session::run(const RunRequest& req) {
     reply.reason = "refused an unsound plan: " + bad;
     return reply;
   }
+  convs_->adopt(req.conv_choices);
   try {
     Loaded l = load_variant(req.variant, req.cubin_path.empty() ? std::string() : read_file(req.cubin_path));
     const VerifyOutcome v = verifier_->verify(l);

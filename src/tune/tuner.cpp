@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <fstream>
 #include <numeric>
 #include <limits>
@@ -26,6 +27,7 @@
 #include "tune/protocol.hpp"
 #include "tune/temp_dir.hpp"
 #include "tune/worker_client.hpp"
+#include "tune/worker_lanes.hpp"
 
 namespace fusetune::tune {
 
@@ -105,7 +107,7 @@ class TuneRun {
       rep_.stopped = true;
       return std::move(rep_);
     }
-    worker_ = std::make_unique<WorkerClient>(std::vector<std::string>{opt_.worker_exe, "__worker"});
+    lanes_.push_back(Lane{opt_.device, make_worker()});
     if (!phase("device", [&] { return device(); })) {
       quit();
       rep_.stopped = true;
@@ -120,7 +122,7 @@ class TuneRun {
     flush(true);
     phase("finalists", [&] { return finalists(); });
     phase("confirm", [&] { return confirm(); });
-    rep_.worker_restarts = worker_->restarts();
+    for (const Lane& lane : lanes_) rep_.worker_restarts += lane.worker->restarts();
     rep_.conv_choices = setup_.conv_choices;
     quit();
     return std::move(rep_);
@@ -139,7 +141,13 @@ class TuneRun {
     if (opt_.progress) opt_.progress(what, done, total, detail);
   }
 
-  void quit() { worker_->quit(seconds(10)); }
+  std::unique_ptr<WorkerClient> make_worker() const {
+    return std::make_unique<WorkerClient>(std::vector<std::string>{opt_.worker_exe, "__worker"});
+  }
+
+  void quit() {
+    for (Lane& lane : lanes_) lane.worker->quit(seconds(10));
+  }
 
   // --- device ---------------------------------------------------------------------------
   // A stored answer from the cached device description, without starting a worker.
@@ -164,7 +172,7 @@ class TuneRun {
     progress("device", 0, 1, "");
     nlohmann::json dev;
     try {
-      dev = worker_->request({{"cmd", "device"}, {"device", opt_.device}}, seconds(120));
+      dev = lanes_[0].worker->request({{"cmd", "device"}, {"device", opt_.device}}, seconds(120));
     } catch (const WorkerLost& e) {
       throw Error(ExitCode::failure, fmt::format("GPU worker failed to start: {}", e.reason));
     }
@@ -174,7 +182,74 @@ class TuneRun {
       store_cached_device(opt_.device_cache_dir, opt_.device_cache_key, dev);
     rep_.device = dev;
     if (opt_.on_device) decision_ = opt_.on_device(dev);
+    if (!decision_.stop) start_more_lanes(dev);
     return !decision_.stop;
+  }
+
+  // --- more GPUs ------------------------------------------------------------------------
+  // A worker per further GPU, asked at once for its description and its session, so both are
+  // ready by the time the solutions are measured (ready_lanes() reads the answers).
+  void start_more_lanes(const nlohmann::json& dev) {
+    std::vector<int> more = opt_.more_devices;
+    if (opt_.all_devices) {
+      more.clear();
+      for (int d = 0; d < dev.value("count", 1); ++d)
+        if (d != opt_.device) more.push_back(d);
+    }
+    for (int d : more) {
+      Lane lane{d, make_worker(), false};
+      try {
+        lane.worker->send({{"cmd", "device"}, {"device", d}});
+        lane.worker->send(to_json(setup_for(d)));
+        lane.setup_sent = true;
+      } catch (const WorkerLost& e) {
+        throw Error(ExitCode::failure, fmt::format("GPU worker for device {} failed to start: {}", d, e.reason));
+      }
+      lanes_.push_back(std::move(lane));
+    }
+    for (const Lane& lane : lanes_) rep_.devices.push_back(lane.device);
+    runner_ = std::make_unique<LaneRunner>(lanes_.size());
+  }
+
+  // Reads the further GPUs' descriptions (asked for with the device phase; by the end of the
+  // compile phase they are in). Each must be the first GPU's kind: the CUBINs are compiled for
+  // its architecture, and the first passes of all GPUs are ranked together.
+  void check_lanes() {
+    for (size_t l = 1; l < lanes_.size(); ++l) {
+      Lane& lane = lanes_[l];
+      if (!lane.described) {
+        nlohmann::json dev;
+        try {
+          dev = lane.worker->receive(seconds(120));
+        } catch (const WorkerLost& e) {
+          throw Error(ExitCode::failure, fmt::format("GPU worker for device {} failed to start: {}", lane.device, e.reason));
+        }
+        check_reply(dev, fmt::format("device {}", lane.device));
+        lane.described = true;
+        const gpu::DeviceLimits limits = limits_from_json(dev.at("limits"));
+        if (dev.value("name", std::string()) != rep_.device.value("name", std::string()) ||
+            limits.arch_flag() != limits_.arch_flag() || limits.sm_count != limits_.sm_count)
+          throw Error(ExitCode::bad_input,
+                      fmt::format("--devices: GPU {} is a {} ({}, {} SMs) and GPU {} a {} ({}, {} SMs): one tune "
+                                  "measures one kind of GPU",
+                                  lane.device, dev.value("name", std::string("?")), limits.arch_flag(), limits.sm_count,
+                                  lanes_[0].device, rep_.device.value("name", std::string("?")), limits_.arch_flag(),
+                                  limits_.sm_count));
+      }
+    }
+  }
+
+  // The first `width` lanes with their sessions.
+  void ready_lanes(size_t width) {
+    check_lanes();
+    for (size_t l = 1; l < std::min(width, lanes_.size()); ++l)
+      if (!lanes_[l].session) start_session(l);
+  }
+
+  SetupRequest setup_for(int device) const {
+    SetupRequest s = setup_;
+    s.device = device;
+    return s;
   }
 
   // --- generate and compile -------------------------------------------------------------
@@ -250,6 +325,7 @@ class TuneRun {
     copts.on_done = report;
     const std::vector<VariantResult> head_results = compile_all(head, limits_, copts);
     for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
+    check_lanes();  // a GPU that is missing or of another kind stops the run before more compiles
     // The solutions' progress stays quiet: the baselines' own lines run meanwhile.
     copts.on_done = nullptr;
     // Most promising first: the cost model's prior before compiling (registers unknown) and a
@@ -370,24 +446,24 @@ class TuneRun {
       return {t};
     }
     progress("listing cuDNN engine configurations", 0, 1, t.variant.name);
-    if (!session_) start_session();
+    if (!lanes_[0].session) start_session(0);
     // The guided search runs a few configurations of each template: they are built as it runs
     // them, not all up front.
     EnginesRequest req{t.variant, std::max(0, opt_.max_variants), opt_.strategy != "model"};
     nlohmann::json reply;
     try {
-      reply = worker_->request(to_json(req), seconds(std::max(600.0, opt_.variant_timeout_s)));
+      reply = lanes_[0].worker->request(to_json(req), seconds(std::max(600.0, opt_.variant_timeout_s)));
     } catch (const WorkerLost& e) {
       t.status = e.timed_out ? Status::timeout : Status::faulted;
       t.reason = "listing cuDNN engine configurations: " + e.reason;
-      restart();
+      restart(0);
       return {t};
     }
     if (reply.contains("error") || !reply.contains("engines")) {
       t.status = reply.contains("error") ? Status::launch_failed : Status::faulted;
       t.reason = "listing cuDNN engine configurations: " +
                  reply.value("error", reply.value("reason", std::string("the worker lost its context")));
-      if (!reply.contains("error")) restart();
+      if (!reply.contains("error")) restart(0);
       return {t};
     }
     const EnginesReply er = engines_reply_from_json(reply);
@@ -421,39 +497,52 @@ class TuneRun {
   // start_session() takes the answer.
   void send_setup() {
     try {
-      worker_->send(to_json(setup_));
-      setup_sent_ = true;
+      lanes_[0].worker->send(to_json(setup_));
+      lanes_[0].setup_sent = true;
     } catch (const WorkerLost&) {
       // start_session() asks again and reports what it finds
     }
   }
 
-  void start_session() {
-    progress("preparing inputs and float64 reference", 0, 1, "");
+  // Lane l's session: the answer to the setup asked for earlier, or to one asked for now.
+  void start_session(size_t l) {
+    Lane& lane = lanes_[l];
+    if (l == 0) progress("preparing inputs and float64 reference", 0, 1, "");
     const auto t0 = Clock::now();
     nlohmann::json info;
     try {
-      if (!setup_sent_) worker_->send(to_json(setup_));
-      setup_sent_ = false;
-      info = worker_->receive(seconds(900));
+      if (!lane.setup_sent) lane.worker->send(to_json(setup_for(lane.device)));
+      lane.setup_sent = false;
+      info = lane.worker->receive(seconds(900));
     } catch (const WorkerLost& e) {
-      throw Error(ExitCode::failure, fmt::format("GPU worker lost during setup: {}", e.reason));
+      throw Error(ExitCode::failure, fmt::format("GPU worker{} lost during setup: {}",
+                                                 l == 0 ? std::string() : fmt::format(" for device {}", lane.device), e.reason));
     }
-    check_reply(info, "setup");
+    check_reply(info, l == 0 ? std::string("setup") : fmt::format("setup of device {}", lane.device));
     const SetupReply sr = setup_reply_from_json(info);
-    rep_.copy_gbps = sr.copy_gbps;
-    add_note(fmt::format("worker setup {:.2f} s (context and cuDNN handle {:.2f} s, input draws and their float64 "
+    if (l == 0) rep_.copy_gbps = sr.copy_gbps;
+    add_note(fmt::format("worker setup{} {:.2f} s (context and cuDNN handle {:.2f} s, input draws and their float64 "
                          "references {:.2f} s), {:.2f} s of it waited for",
-                         sr.setup_s, sr.handles_s, sr.draws_s, std::chrono::duration<double>(Clock::now() - t0).count()));
-    session_ = true;
+                         l == 0 ? std::string() : fmt::format(" on GPU {}", lane.device), sr.setup_s, sr.handles_s,
+                         sr.draws_s, std::chrono::duration<double>(Clock::now() - t0).count()));
+    lane.session = true;
   }
 
-  // Verifies and times result i in the worker; a fault or a hang is recorded and the worker
-  // replaced.
-  void run_one(size_t i) {
-    auto& r = rep_.results[i];
-    if (r.status != Status::ok) return;
-    if (!session_) start_session();
+  // Sends result i to lane l's worker to be verified and timed (LaneRunner: the answer is
+  // filed by apply_run(), which records a fault or a hang and replaces that worker). False when
+  // there is nothing to run (it failed to compile).
+  bool dispatch(size_t i, size_t l) {
+    if (rep_.results[i].status != Status::ok) return false;
+    if (!lanes_[l].session) start_session(l);
+    running_.resize(lanes_.size());
+    running_[l] = i;
+    answered_.erase(i);
+    runner_->start(l, lanes_[l], to_json(run_request(i, l)), seconds(opt_.variant_timeout_s));
+    return true;
+  }
+
+  RunRequest run_request(size_t i, size_t l) const {
+    const auto& r = rep_.results[i];
     RunRequest req;
     req.variant = r.variant;
     req.cubin_path = cubin_path(i);
@@ -468,15 +557,24 @@ class TuneRun {
       req.timing.max_reps = 40;
       req.timing.max_seconds = 0.25;
     }
-    nlohmann::json reply;
-    try {
-      reply = worker_->request(to_json(req), seconds(opt_.variant_timeout_s));
-    } catch (const WorkerLost& e) {
-      r.status = e.timed_out ? Status::timeout : Status::faulted;
-      r.reason = e.reason;
-      restart();
+    // The first GPU's conv choices: every GPU runs the conv the first one chose and verified.
+    if (l > 0) req.conv_choices = setup_.conv_choices;
+    return req;
+  }
+
+  // Files lane l's answer for the result it ran, and frees the lane.
+  void apply_run(size_t l, LaneAnswer a) {
+    const size_t i = running_.at(l);
+    auto& r = rep_.results[i];
+    batch_.push_back(i);
+    answered_.insert(i);
+    if (a.lost) {
+      r.status = a.lost->timed_out ? Status::timeout : Status::faulted;
+      r.reason = a.lost->reason;
+      restart(l);
       return;
     }
+    const nlohmann::json& reply = a.reply;
     if (reply.contains("error")) {
       r.status = Status::launch_failed;
       r.reason = reply["error"].get<std::string>();
@@ -486,7 +584,7 @@ class TuneRun {
       // The worker caught a lost context, said so ({"status": "faulted", "reason"}) and exited.
       r.status = Status::faulted;
       r.reason = reply.value("reason", "");
-      restart();
+      restart(l);
       return;
     }
     const RunReply rr = run_reply_from_json(reply);
@@ -495,9 +593,18 @@ class TuneRun {
     r.error = rr.error;
     r.verified = rr.status == Status::ok;
     r.timed = rr.timed;
-    if (rr.timed) r.time = rr.time;
+    if (rr.timed) {
+      r.time = rr.time;
+      r.gpu = lanes_[l].device;
+    }
     if (!rr.convs.empty()) rep_.conv_names[r.variant.name] = rr.convs;
-    setup_.conv_choices = rr.conv_choices;
+    // The first GPU's choices are the run's; another GPU adds only a layout the first has not
+    // chosen (it chose for itself, the first not having run that layout yet).
+    if (l == 0) {
+      setup_.conv_choices = rr.conv_choices;
+    } else {
+      setup_.conv_choices.insert(rr.conv_choices.begin(), rr.conv_choices.end());
+    }
     for (const auto& n : rr.notes) add_note(n);
   }
 
@@ -505,10 +612,10 @@ class TuneRun {
     if (std::find(rep_.notes.begin(), rep_.notes.end(), n) == rep_.notes.end()) rep_.notes.push_back(n);
   }
 
-  void restart() {
-    worker_->restart();
-    session_ = false;
-    setup_sent_ = false;
+  void restart(size_t l) {
+    lanes_[l].worker->restart();
+    lanes_[l].session = false;
+    lanes_[l].setup_sent = false;
   }
 
   // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
@@ -520,13 +627,16 @@ class TuneRun {
     const bool sustained = round == TimeRound::confirmation && !opt_.quick;
     if (idx.empty() || (idx.size() < 2 && !sustained)) return;
     const auto figures = request_retime(idx, round, sustained);
-    for (size_t i : idx) rep_.results[i].time = figures.at(rep_.results[i].variant.name);
+    for (size_t i : idx) {
+      rep_.results[i].time = figures.at(rep_.results[i].variant.name);
+      rep_.results[i].gpu = lanes_[0].device;
+    }
     if (opt_.on_batch) opt_.on_batch(rep_, idx);
   }
 
   // Asks the worker to re-time `idx`; its figures by variant name.
   std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained) {
-    if (!session_) start_session();
+    if (!lanes_[0].session) start_session(0);
     RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
@@ -534,7 +644,7 @@ class TuneRun {
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
     nlohmann::json reply;
     try {
-      reply = worker_->request(to_json(req), seconds(opt_.variant_timeout_s * double(idx.size()) + 60));
+      reply = lanes_[0].worker->request(to_json(req), seconds(opt_.variant_timeout_s * double(idx.size()) + 60));
     } catch (const WorkerLost& e) {
       throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing ({}): {}", time_round_name(round), e.reason));
     }
@@ -554,22 +664,43 @@ class TuneRun {
     }
   }
 
+  // Verifies and times every result with this role: the solutions on every GPU (an idle one
+  // takes the next), the baselines and floors on the first, whose conv time ranks the solutions.
   void measure_all(Role role) {
     std::vector<size_t> todo;
     for (size_t i = 0; i < rep_.results.size(); ++i)
       if (rep_.results[i].variant.role() == role) todo.push_back(i);
-    // The worker's setup (inputs, references, its own progress line) comes first, so the count
+    const size_t width = role == Role::solution ? lanes_.size() : 1;
+    // The workers' setup (inputs, references, its own progress line) comes first, so the count
     // below runs uninterrupted.
-    if (!todo.empty() && !session_) start_session();
+    if (!todo.empty()) {
+      if (!lanes_[0].session) start_session(0);
+      ready_lanes(width);
+    }
     size_t done = 0;
     for (size_t i : todo) {
       progress(role == Role::solution ? "verifying and timing" : role == Role::floor ? "verifying and timing floors"
                                                                                        : "verifying and timing baselines",
                ++done, todo.size(), rep_.results[i].variant.name);
       flush(false);
-      batch_.push_back(i);
-      run_one(i);
+      if (!dispatch(i, idle_lane(width))) batch_.push_back(i);  // nothing to run: filed as it is
     }
+    drain();
+  }
+
+  // An idle lane among the first `width`, once one answer is filed if all of them are busy.
+  size_t idle_lane(size_t width) {
+    for (size_t l = 0; l < width; ++l)
+      if (!runner_->busy(l)) return l;
+    const size_t l = runner_->wait_any();
+    apply_run(l, runner_->take(l));
+    return l;
+  }
+
+  // Files every answer still out.
+  void drain() {
+    for (size_t l = 0; l < lanes_.size(); ++l)
+      if (runner_->busy(l)) apply_run(l, runner_->take(l));
   }
 
   // The verified and timed results with this role.
@@ -649,28 +780,54 @@ class TuneRun {
       const auto it = tail_slot_.find(rep_.results[idx[j]].variant.name);
       return it == tail_slot_.end() ? std::string::npos : it->second;
     };
-    if (!idx.empty() && !session_) start_session();
+    if (!idx.empty()) {
+      if (!lanes_[0].session) start_session(0);
+      ready_lanes(lanes_.size());
+    }
+    const size_t width = lanes_.size();
     const auto t0 = Clock::now();
     std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
-    while (auto j = search.next()) {
-      if (opt_.time_budget_s > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > opt_.time_budget_s) {
-        stop = fmt::format("the time budget of {} s", opt_.time_budget_s);
-        break;
+    bool stopped = false;
+    // With several GPUs, one pick per GPU is out at a time. Answers are recorded in the order
+    // their picks were made, and the search picks again only after each record: its picks
+    // depend on the answers, never on which GPU answered first (--seed reproduces a search).
+    std::deque<std::pair<size_t, size_t>> out;  // (item, result) started and not recorded, oldest first
+    for (;;) {
+      while (!stopped && out.size() < width) {
+        if (opt_.time_budget_s > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > opt_.time_budget_s) {
+          stop = fmt::format("the time budget of {} s", opt_.time_budget_s);
+          stopped = true;
+          break;
+        }
+        const std::optional<size_t> j = search.next();
+        if (!j) break;  // nothing worth measuring until the answers still out are in
+        prefer_next(search.ranking(), slot_of);  // what it learnt so far moves the pool's head
+        const size_t i = idx[*j];
+        progress("verifying and timing (guided)", search.measured() + search.pending() + 1, idx.size(),
+                 rep_.results[i].variant.name);
+        if (compile_pending(i) && !early_tried_) {
+          drain();  // the first GPU confirms the baselines meanwhile: it must be idle
+          confirm_early();
+        }
+        take_compiled(i);
+        if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
+          search.record(*j, std::nullopt);
+          continue;
+        }
+        flush(false);
+        search.start(*j);
+        dispatch(i, idle_lane(width));
+        out.emplace_back(*j, i);
       }
-      prefer_next(search.ranking(), slot_of);  // what it learnt so far moves the pool's head
-      const size_t i = idx[*j];
-      progress("verifying and timing (guided)", search.measured() + 1, idx.size(), rep_.results[i].variant.name);
-      if (compile_pending(i)) confirm_early();
-      take_compiled(i);
-      if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
-        search.record(*j, std::nullopt);
-        continue;
+      if (out.empty()) break;
+      const auto [j, i] = out.front();
+      out.pop_front();
+      while (answered_.count(i) == 0) {
+        const size_t l = runner_->wait_any();
+        apply_run(l, runner_->take(l));
       }
-      flush(false);
-      batch_.push_back(i);
-      run_one(i);
       const auto& r = rep_.results[i];
-      search.record(*j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
+      search.record(j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
     }
     flush(true);
     if (queue_) queue_->stop();  // what the search never picked need not compile
@@ -765,7 +922,7 @@ class TuneRun {
   // search first has to wait for a compile (a cold tune's GPU would idle through it); confirm()
   // keeps these figures where the finalist round names the same plans and times any other itself.
   void confirm_early() {
-    if (early_tried_ || opt_.quick || !session_) return;
+    if (early_tried_ || opt_.quick || !lanes_[0].session) return;
     early_tried_ = true;
     std::vector<size_t> idx;
     for (Role role : {Role::baseline, Role::floor})
@@ -809,7 +966,10 @@ class TuneRun {
     std::vector<size_t> fresh, early;
     for (size_t i : round) (early_.count(rep_.results[i].variant.name) != 0 ? early : fresh).push_back(i);
     retime(fresh, TimeRound::confirmation);
-    for (size_t i : early) rep_.results[i].time = early_.at(rep_.results[i].variant.name);
+    for (size_t i : early) {
+      rep_.results[i].time = early_.at(rep_.results[i].variant.name);
+      rep_.results[i].gpu = lanes_[0].device;
+    }
     if (!early.empty() && opt_.on_batch) opt_.on_batch(rep_, early);
     if (opt_.quick && fresh.size() >= 2) rep_.confirm_rounds = std::max(1, opt_.retime_rounds);
     if (!opt_.quick) {  // sustained: the samples in each settled figure, the fewest of the round
@@ -840,13 +1000,16 @@ class TuneRun {
   const TuneOptions& opt_;
   TuneReport rep_;
   SetupRequest setup_;
-  std::unique_ptr<WorkerClient> worker_;
+  // One worker per GPU; lanes_[0], the first GPU, runs everything but the solutions' first
+  // passes, which every lane shares (runner_ waits for their answers).
+  std::vector<Lane> lanes_;
+  std::unique_ptr<LaneRunner> runner_;
+  std::vector<size_t> running_;  // per lane: the result it runs
+  std::set<size_t> answered_;    // results whose answers apply_run() filed since dispatch()
   gpu::DeviceLimits limits_;
   TuneDecision decision_;
   std::vector<codegen::Variant> variants_;
   TempDir tmp_{"fusetune-tune"};
-  bool session_ = false;
-  bool setup_sent_ = false;  // send_setup() asked; start_session() has not taken the answer yet
   std::vector<size_t> batch_;
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;

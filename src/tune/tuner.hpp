@@ -10,8 +10,9 @@
 //   engines    each cudnn-fused template becomes one variant per cuDNN engine configuration
 //              the worker lists (and builds, unless the guided search builds them as it runs them)
 //   measure    every other variant (the guided search: those it picks) verified on every draw,
-//              then timed on its own; `unfused`'s and the floor's confirmation runs here when
-//              the search first waits for a compile
+//              then timed on its own, on every GPU of `--devices` at once (tune/worker_lanes.hpp);
+//              `unfused`'s and the floor's confirmation runs here when the search first waits
+//              for a compile
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
 //              interleaved with the baselines; the fastest is the winner
 //   confirm    winner, runner-up, `unfused` and the fastest floor timed sustained, each alone:
@@ -43,7 +44,14 @@ struct TuneReport;
 
 struct TuneOptions {
   MathMode math = MathMode::tf32;
-  int device = 0;
+  int device = 0;  // the first GPU: it runs everything but the solutions' first passes
+  // More GPUs of this host (`--devices`), each with a worker of its own: the solutions' first
+  // passes (verification and a first timing) are spread over `device` and these; the finalist
+  // and confirmation rounds, whose figures are compared with each other, run on `device` alone.
+  // Every GPU must be of the same kind as `device`. A GPU listed twice gets two workers (the
+  // GPU tests run the several-GPU path on one); the CLI refuses that.
+  std::vector<int> more_devices;
+  bool all_devices = false;  // --devices all: every GPU the driver lists, `device` first
   unsigned jobs = 0;              // compile threads
   std::string compile_cache_dir;  // NVRTC results kept between runs (compile_cache.hpp); empty: none
   int finalists = 2;              // per design, re-timed against the baselines
@@ -106,6 +114,7 @@ struct TuneReport {
   bool stopped = false;             // on_device said a stored result answers it
   bool device_cached = false;       // ...from the cached device description, without a worker
   Shard shard;                      // the share of the variants this run measured (whole: all)
+  std::vector<int> devices;         // the GPUs that measured, by ordinal; the first ran the rounds
 };
 
 TuneReport run_tune(const spec::Problem& problem, const TuneOptions& options);

@@ -63,6 +63,7 @@ struct VariantResult {
   TimeFigures time;
   bool verified = false;
   bool timed = false;
+  int gpu = -1;  // the GPU (ordinal) whose figures `time` holds; -1 when not timed
 };
 
 // A failure that belongs to cuDNN, not to fusetune, among the results `all` of one run: a
