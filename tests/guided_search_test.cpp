@@ -130,11 +130,12 @@ TEST(GuidedSearch, MatchesExhaustiveOnEveryRecordedH200Tune) {
 
 // `tune --devices`: one pick per GPU out at a time, answers recorded in the order of the picks
 // (tuner.cpp, measure_guided()). A started item is never offered again, by next() or ranking().
-// Each pick knows fewer answers, so the search measures more (over the 114 recorded tunes, 2770
-// and 3361 measurements with 2 and 4 picks out against 2393 with one: at most 38% and 44% of a
-// space of 100 or more) and takes another path: with 2 picks out its best was 2.8% behind
-// exhaustive's on one small problem of the first wave (tune-extra4-tf32), within 2% on the other
-// 113; with 4, within 2% on all. Bounds: 3% and half of a large space.
+// A pick still out counts in its design's model as measured at the model's estimate (fit()):
+// without that, the picks made while answers were out followed the same optimism, and over the
+// 114 recorded tunes the search measured 2770 (2 picks out) and 3361 (4) variants against 2393
+// with one pick, up to 44% of a large space, its best 2.8% behind exhaustive's on one of them.
+// With it: 2444 and 2610, at most 28.8% and 31.1% of a space of 100 or more, every best within
+// 2% (worst +1.46% and +1.69%).
 TEST(GuidedSearch, WithSeveralPicksOutItStaysNearExhaustive) {
   const auto all = recorded();
   ASSERT_FALSE(all.empty());
@@ -164,12 +165,12 @@ TEST(GuidedSearch, WithSeveralPicksOutItStaysNearExhaustive) {
       }
       const Replay one = replay(l);
       const double loss = best / one.exhaustive - 1;
-      EXPECT_LE(loss, 0.03) << l.file << " with " << width << " picks out";
+      EXPECT_LE(loss, 0.02) << l.file << " with " << width << " picks out";
       worst = std::max(worst, loss);
       within += loss <= 0.02 ? 1 : 0;
       const double share = double(s.measured()) / double(l.items.size());
       if (l.items.size() >= 100) {
-        EXPECT_LE(share, 0.5) << l.file;
+        EXPECT_LE(share, width == 2 ? 0.30 : 1.0 / 3) << l.file << " with " << width << " picks out";
         worst_share = std::max(worst_share, share);
       }
       measured += s.measured();

@@ -138,6 +138,11 @@ TEST(TuneDevices, TheGuidedSearchPicksTheSameVariantsWhicheverGpuAnswersFirst) {
         if (r.timed && r.time.round == TimeRound::first_pass) gpus.insert(r.gpu);
       }
     EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+    // unfused's confirmation (run early, while the search went on, or in the round itself) is
+    // the first GPU's.
+    ASSERT_TRUE(rep.unfused);
+    EXPECT_EQ(rep.results[*rep.unfused].time.round, TimeRound::confirmation);
+    EXPECT_EQ(rep.results[*rep.unfused].gpu, 0);
     measured.push_back(names);
     winners.push_back(winner(rep));
   }
@@ -200,7 +205,7 @@ TEST(TuneDevices, AFaultOnAnotherGpuIsRecordedAndThatGpusWorkerReplaced) {
   EXPECT_TRUE(fault);
   EXPECT_GE(rep.worker_restarts, 1);
   ASSERT_TRUE(rep.winner.has_value());
-  // Both GPUs went on measuring after the fault.
+  // Both GPUs measured: a fault replaces one worker, not the run's lanes.
   std::set<int> gpus;
   for (const auto& run : machine.runs()) gpus.insert(run.device);
   EXPECT_EQ(gpus, (std::set<int>{0, 1}));

@@ -83,46 +83,62 @@ void GuidedSearch::record(size_t i, std::optional<double> median_ms) {
 }
 
 GuidedSearch::Model GuidedSearch::fit(const Design& d) const {
+  std::vector<std::pair<size_t, double>> seen;  // (item, log time)
+  std::vector<size_t> pending;
+  for (size_t i : d.items) {
+    if (state_[i] == State::timed) seen.emplace_back(i, std::log(time_ms_[i]));
+    if (state_[i] == State::pending) pending.push_back(i);
+  }
+  Model m = fit_to(d, seen);
+  if (seen.empty() || pending.empty()) return m;
+  // A pick still out (on another GPU) counts as measured at the model's own estimate, without
+  // the optimism: its parameter values are being tried, so the next pick looks elsewhere
+  // instead of where the same optimism points (the "believer" of batch Bayesian optimisation).
+  for (size_t i : pending) {
+    double s = m.base;
+    for (const auto& [p, values] : m.effects)
+      if (auto it = values.find(value_of(items_[i], p)); it != values.end()) s += it->second.first;
+    seen.emplace_back(i, s);
+  }
+  return fit_to(d, seen);
+}
+
+GuidedSearch::Model GuidedSearch::fit_to(const Design& d, const std::vector<std::pair<size_t, double>>& seen) const {
   Model m;
-  std::vector<size_t> timed;
-  for (size_t i : d.items)
-    if (state_[i] == State::timed) timed.push_back(i);
-  if (timed.empty()) return m;
+  if (seen.empty()) return m;
   std::vector<std::string> params;
   for (size_t i : d.items)
     for (const auto& [name, value] : items_[i].params)
       if (std::find(params.begin(), params.end(), name) == params.end()) params.push_back(name);
-  std::vector<double> log_t;
-  for (size_t i : timed) log_t.push_back(std::log(time_ms_[i]));
   const auto effect = [&](const std::string& p, size_t i) {
     const auto& e = m.effects[p];
     const auto it = e.find(value_of(items_[i], p));
     return it == e.end() ? 0.0 : it->second.first;
   };
   double sum = 0;
-  for (double t : log_t) sum += t;
-  m.base = sum / double(log_t.size());
+  for (const auto& [i, t] : seen) sum += t;
+  m.base = sum / double(seen.size());
   for (int sweep = 0; sweep < kSweeps; ++sweep) {
     for (const auto& p : params) {
       std::map<int64_t, std::pair<double, int>> acc;
-      for (size_t j = 0; j < timed.size(); ++j) {
-        double r = log_t[j] - m.base;
+      for (const auto& [i, t] : seen) {
+        double r = t - m.base;
         for (const auto& q : params)
-          if (q != p) r -= effect(q, timed[j]);
-        auto& [s, n] = acc[value_of(items_[timed[j]], p)];
-        s += r;
+          if (q != p) r -= effect(q, i);
+        auto& [sum_r, n] = acc[value_of(items_[i], p)];
+        sum_r += r;
         ++n;
       }
       for (auto& [v, sn] : acc) sn.first /= sn.second;
       m.effects[p] = std::move(acc);
     }
     double b = 0;
-    for (size_t j = 0; j < timed.size(); ++j) {
-      double r = log_t[j];
-      for (const auto& p : params) r -= effect(p, timed[j]);
+    for (const auto& [i, t] : seen) {
+      double r = t;
+      for (const auto& p : params) r -= effect(p, i);
       b += r;
     }
-    m.base = b / double(timed.size());
+    m.base = b / double(seen.size());
   }
   return m;
 }

@@ -11,7 +11,9 @@
 //     to the design's measured variants (parameters of these kernels act nearly independently:
 //     a vector width helps or hurts whatever the block size);
 //   - a value measured fewer than `min_samples` times is optimistic: it may be `bonus` better than
-//     the best value of its parameter seen so far, so every value gets tried where it could win.
+//     the best value of its parameter seen so far, so every value gets tried where it could win;
+//   - an item started and not answered yet (another GPU measures it: start()) counts as measured at
+//     the model's estimate without that optimism, so the next pick looks elsewhere.
 // Next: the unmeasured variant with the smallest prediction over all designs. Stop: when no
 // unmeasured variant is predicted faster than (1 - margin) x the best measured time.
 #include <cstddef>
@@ -90,6 +92,8 @@ class GuidedSearch {
   // by a model and not predicted to beat the best by the margin.
   [[nodiscard]] std::vector<Ranked> rank() const;
   [[nodiscard]] Model fit(const Design& d) const;
+  // The backfitted model of (item, log time) pairs.
+  [[nodiscard]] Model fit_to(const Design& d, const std::vector<std::pair<size_t, double>>& seen) const;
   [[nodiscard]] double predict(const Model& m, size_t i) const;
   [[nodiscard]] uint64_t tie_key(size_t i) const;
 

@@ -537,11 +537,11 @@ class TuneRun {
     running_.resize(lanes_.size());
     running_[l] = i;
     answered_.erase(i);
-    runner_->start(l, lanes_[l], to_json(run_request(i, l)), seconds(opt_.variant_timeout_s));
+    runner_->start(l, lanes_[l], to_json(run_request(i)), seconds(opt_.variant_timeout_s));
     return true;
   }
 
-  RunRequest run_request(size_t i, size_t l) const {
+  RunRequest run_request(size_t i) const {
     const auto& r = rep_.results[i];
     RunRequest req;
     req.variant = r.variant;
@@ -557,8 +557,9 @@ class TuneRun {
       req.timing.max_reps = 40;
       req.timing.max_seconds = 0.25;
     }
-    // The first GPU's conv choices: every GPU runs the conv the first one chose and verified.
-    if (l > 0) req.conv_choices = setup_.conv_choices;
+    // The run's conv choices (the first GPU's, or another's for a layout the first has not run):
+    // every GPU runs the same conv, and none searches for one already chosen.
+    req.conv_choices = setup_.conv_choices;
     return req;
   }
 
@@ -598,10 +599,10 @@ class TuneRun {
       r.gpu = lanes_[l].device;
     }
     if (!rr.convs.empty()) rep_.conv_names[r.variant.name] = rr.convs;
-    // The first GPU's choices are the run's; another GPU adds only a layout the first has not
-    // chosen (it chose for itself, the first not having run that layout yet).
+    // The first GPU's choices are the run's (its worker may replace a stored choice that no
+    // longer verifies); another GPU adds only a layout none had chosen when it ran.
     if (l == 0) {
-      setup_.conv_choices = rr.conv_choices;
+      for (const auto& [layout, choice] : rr.conv_choices) setup_.conv_choices[layout] = choice;
     } else {
       setup_.conv_choices.insert(rr.conv_choices.begin(), rr.conv_choices.end());
     }
@@ -612,10 +613,19 @@ class TuneRun {
     if (std::find(rep_.notes.begin(), rep_.notes.end(), n) == rep_.notes.end()) rep_.notes.push_back(n);
   }
 
+  // A fresh worker for lane l, its setup asked for at once: it runs while the other GPUs go on,
+  // and start_session(l) takes the answer when the lane is next used.
   void restart(size_t l) {
-    lanes_[l].worker->restart();
-    lanes_[l].session = false;
-    lanes_[l].setup_sent = false;
+    Lane& lane = lanes_[l];
+    lane.worker->restart();
+    lane.session = false;
+    lane.setup_sent = false;
+    try {
+      lane.worker->send(to_json(setup_for(lane.device)));
+      lane.setup_sent = true;
+    } catch (const WorkerLost&) {
+      // start_session() asks again and reports what it finds
+    }
   }
 
   // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
@@ -637,17 +647,32 @@ class TuneRun {
   // Asks the worker to re-time `idx`; its figures by variant name.
   std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained) {
     if (!lanes_[0].session) start_session(0);
+    LaneAnswer a;
+    try {
+      a.reply = lanes_[0].worker->request(to_json(retime_request(idx, round, sustained)), retime_timeout(idx.size()));
+    } catch (const WorkerLost& e) {
+      a.lost = e;
+    }
+    return retime_figures(a, round);
+  }
+
+  RetimeRequest retime_request(const std::vector<size_t>& idx, TimeRound round, bool sustained) const {
     RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
     req.sustained = sustained;
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
-    nlohmann::json reply;
-    try {
-      reply = lanes_[0].worker->request(to_json(req), seconds(opt_.variant_timeout_s * double(idx.size()) + 60));
-    } catch (const WorkerLost& e) {
-      throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing ({}): {}", time_round_name(round), e.reason));
-    }
+    return req;
+  }
+
+  ms retime_timeout(size_t plans) const { return seconds(opt_.variant_timeout_s * double(plans) + 60); }
+
+  // A re-timing's figures by variant name (its notes go to the report); a lost or faulted worker
+  // ends the run, since the figures the report rests on are these.
+  std::map<std::string, TimeFigures> retime_figures(const LaneAnswer& a, TimeRound round) {
+    if (a.lost)
+      throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing ({}): {}", time_round_name(round), a.lost->reason));
+    const nlohmann::json& reply = a.reply;
     check_reply(reply, "re-timing");
     if (!reply.contains("results"))  // the context was lost: the worker said so and exited
       throw Error(ExitCode::failure, fmt::format("GPU worker faulted while re-timing ({}): {}", time_round_name(round),
@@ -693,14 +718,23 @@ class TuneRun {
     for (size_t l = 0; l < width; ++l)
       if (!runner_->busy(l)) return l;
     const size_t l = runner_->wait_any();
-    apply_run(l, runner_->take(l));
+    collect(l);
     return l;
+  }
+
+  // Files lane l's answer (it has one, or will): a variant's, or the early confirmation's.
+  void collect(size_t l) {
+    if (running_.at(l) == kConfirming) {
+      finish_confirm_early(runner_->take(l));
+    } else {
+      apply_run(l, runner_->take(l));
+    }
   }
 
   // Files every answer still out.
   void drain() {
     for (size_t l = 0; l < lanes_.size(); ++l)
-      if (runner_->busy(l)) apply_run(l, runner_->take(l));
+      if (runner_->busy(l)) collect(l);
   }
 
   // The verified and timed results with this role.
@@ -789,8 +823,9 @@ class TuneRun {
     std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
     bool stopped = false;
     // With several GPUs, one pick per GPU is out at a time. Answers are recorded in the order
-    // their picks were made, and the search picks again only after each record: its picks
-    // depend on the answers, never on which GPU answered first (--seed reproduces a search).
+    // their picks were made (a pick that failed to compile at once, when made), and the search
+    // picks again only after each record: its picks depend on the answers, never on which GPU
+    // answered first (--seed reproduces a search).
     std::deque<std::pair<size_t, size_t>> out;  // (item, result) started and not recorded, oldest first
     for (;;) {
       while (!stopped && out.size() < width) {
@@ -805,9 +840,11 @@ class TuneRun {
         const size_t i = idx[*j];
         progress("verifying and timing (guided)", search.measured() + search.pending() + 1, idx.size(),
                  rep_.results[i].variant.name);
-        if (compile_pending(i) && !early_tried_) {
-          drain();  // the first GPU confirms the baselines meanwhile: it must be idle
-          confirm_early();
+        if (compile_pending(i) && !early_tried_ && !opt_.quick && lanes_[0].session) {
+          // The first GPU confirms the baselines while this compile finishes (and the other GPUs
+          // go on): it must be idle to start.
+          if (runner_->busy(0)) collect(0);
+          start_confirm_early();
         }
         take_compiled(i);
         if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
@@ -822,13 +859,11 @@ class TuneRun {
       if (out.empty()) break;
       const auto [j, i] = out.front();
       out.pop_front();
-      while (answered_.count(i) == 0) {
-        const size_t l = runner_->wait_any();
-        apply_run(l, runner_->take(l));
-      }
+      while (answered_.count(i) == 0) collect(runner_->wait_any());
       const auto& r = rep_.results[i];
       search.record(j, r.verified && r.timed ? std::optional<double>(estimate(i)) : std::nullopt);
     }
+    drain();  // the early confirmation, if it is still running
     flush(true);
     if (queue_) queue_->stop();  // what the search never picked need not compile
     rep_.notes.push_back(fmt::format("guided search measured {} of {} solution variants; it stopped at {}",
@@ -921,24 +956,40 @@ class TuneRun {
   // timing costs a second or two (call 57, #31: 0.66 s and 0.98 s). They are timed when the
   // search first has to wait for a compile (a cold tune's GPU would idle through it); confirm()
   // keeps these figures where the finalist round names the same plans and times any other itself.
+  // The whole of it, before measuring (exhaustive, random: every compile is waited for first).
   void confirm_early() {
+    start_confirm_early();
+    if (runner_->busy(0)) collect(0);
+  }
+
+  // Starts it on the first GPU (idle), answered through collect(): the guided search goes on
+  // taking its compile and running picks on the other GPUs meanwhile.
+  void start_confirm_early() {
     if (early_tried_ || opt_.quick || !lanes_[0].session) return;
     early_tried_ = true;
-    std::vector<size_t> idx;
+    early_idx_.clear();
     for (Role role : {Role::baseline, Role::floor})
-      if (auto i = fastest(ready(role))) idx.push_back(*i);
-    if (idx.empty()) return;
+      if (auto i = fastest(ready(role))) early_idx_.push_back(*i);
+    if (early_idx_.empty()) return;
     progress("confirming the baselines while the solutions compile", 0, 1, "");
-    const auto t0 = Clock::now();
-    const auto figures = request_retime(idx, TimeRound::confirmation, true);
+    early_t0_ = Clock::now();
+    running_.resize(lanes_.size());
+    running_[0] = kConfirming;
+    runner_->start(0, lanes_[0], to_json(retime_request(early_idx_, TimeRound::confirmation, true)),
+                   retime_timeout(early_idx_.size()));
+  }
+
+  void finish_confirm_early(LaneAnswer a) {
+    const auto figures = retime_figures(a, TimeRound::confirmation);
     std::vector<std::string> names;
-    for (size_t i : idx) {
+    for (size_t i : early_idx_) {
       names.push_back(rep_.results[i].variant.name);
       early_[names.back()] = figures.at(names.back());
     }
+    // Up to when its answer was taken: the search may have been busy then.
     add_note(fmt::format("confirmation round of {} run {}, {:.2f} s", fmt::join(names, " and "),
                          opt_.strategy == "model" ? "while the search waited for a compile" : "before the solutions were measured",
-                         std::chrono::duration<double>(Clock::now() - t0).count()));
+                         std::chrono::duration<double>(Clock::now() - early_t0_).count()));
   }
 
   // Whether taking result i would wait for the background compile.
@@ -1016,6 +1067,9 @@ class TuneRun {
   // By variant name (the measure phase drops rows, engines() shifts them): confirmed early.
   std::map<std::string, TimeFigures> early_;
   bool early_tried_ = false;
+  std::vector<size_t> early_idx_;  // what the early confirmation times (rows stay put meanwhile)
+  Clock::time_point early_t0_;
+  static constexpr size_t kConfirming = std::numeric_limits<size_t>::max();  // running_: lane 0 confirms
   // The solutions' background compile, and each solution's index in it until its result is
   // filed in rep_.results (by name: engines() shifts the rows).
   std::unique_ptr<CompileQueue> queue_;

@@ -14,7 +14,6 @@ void LaneRunner::start(size_t l, Lane& lane, nlohmann::json msg, std::chrono::mi
   Slot& slot = slots_.at(l);
   if (slot.busy) throw std::logic_error("LaneRunner: lane started twice");
   if (slot.thread.joinable()) slot.thread.join();
-  slot.busy = true;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     slot.done = false;
@@ -33,6 +32,7 @@ void LaneRunner::start(size_t l, Lane& lane, nlohmann::json msg, std::chrono::mi
     slots_[l].done = true;
     answered_.notify_all();
   });
+  slot.busy = true;  // only once the thread runs: a lane whose thread did not start stays idle
 }
 
 size_t LaneRunner::wait_any() {
