@@ -11,6 +11,7 @@
 //   FUSETUNE_FAKE_ODD_GPU=D   GPU D is another kind ("Fake A100", sm_80)
 //   FUSETUNE_FAKE_RUN_MS=T    each `run` takes T ms more (so runs on two GPUs overlap)
 //   FUSETUNE_FAKE_SLOW_GPU=D  ... and 4 T on GPU D (its answers come last)
+//   FUSETUNE_FAKE_HANG_GPU=D  GPU D's runs never answer (a hung variant)
 //   FUSETUNE_FAKE_LOG=FILE    each `run` appends "<device> <variant> <start> <end>" (steady-clock
 //                             microseconds) to FILE: which GPU ran what, and when
 #include <unistd.h>
@@ -115,6 +116,7 @@ int main() {
         return 3;
       }
       const int64_t started = now_us();
+      if (device == env_int("FUSETUNE_FAKE_HANG_GPU", -1)) std::this_thread::sleep_for(std::chrono::hours(1));
       if (const int ms = env_int("FUSETUNE_FAKE_RUN_MS", 0); ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(device == env_int("FUSETUNE_FAKE_SLOW_GPU", -1) ? 4 * ms : ms));
       if (const char* log = std::getenv("FUSETUNE_FAKE_LOG"))

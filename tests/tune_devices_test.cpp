@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,24 @@ TEST(TuneDevices, AFaultOnAnotherGpuIsRecordedAndThatGpusWorkerReplaced) {
   std::set<int> gpus;
   for (const auto& run : machine.runs()) gpus.insert(run.device);
   EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+}
+
+// A tune that ends in an error (here its progress callback throws, as a full disk would make
+// the database's callback) while another GPU runs a hung variant ends at once: the request still
+// out is cancelled and its worker killed, not waited for up to the variant's timeout (600 s here).
+TEST(TuneDevices, AnErrorDoesNotWaitOutAnotherGpusHungVariant) {
+  FakeMachine machine(2);
+  machine.set("FUSETUNE_FAKE_HANG_GPU", "1");
+  auto o = options("exhaustive", {1});
+  o.variant_timeout_s = 600;
+  size_t started = 0;
+  o.progress = [&](const std::string& phase, size_t, size_t, const std::string&) {
+    // The first solution goes to GPU 0, the second to GPU 1, where it hangs.
+    if (phase == "verifying and timing" && ++started == 3) throw Error(ExitCode::failure, "fake: the disk is full");
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW((void)run_tune(spec::parse(kSpec), o), Error);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
 }
 
 // From the command line: --devices all over the fake machine's two GPUs; the JSON says which

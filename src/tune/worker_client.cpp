@@ -127,9 +127,10 @@ std::string WorkerClient::describe_exit() {
   return "worker closed its output";
 }
 
-nlohmann::json WorkerClient::request(const nlohmann::json& msg, std::chrono::milliseconds timeout) {
+nlohmann::json WorkerClient::request(const nlohmann::json& msg, std::chrono::milliseconds timeout,
+                                     const std::atomic<bool>* cancel) {
   send(msg);
-  return receive(timeout);
+  return receive(timeout, cancel);
 }
 
 void WorkerClient::send(const nlohmann::json& msg) {
@@ -137,7 +138,7 @@ void WorkerClient::send(const nlohmann::json& msg) {
   write_all(to_worker_, msg.dump() + "\n");
 }
 
-nlohmann::json WorkerClient::receive(std::chrono::milliseconds timeout) {
+nlohmann::json WorkerClient::receive(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
   if (pid_ <= 0) throw WorkerLost{false, "worker not running"};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
@@ -149,6 +150,10 @@ nlohmann::json WorkerClient::receive(std::chrono::milliseconds timeout) {
       } catch (const std::exception& e) {
         throw WorkerLost{false, fmt::format("unreadable reply from worker: {}", e.what())};
       }
+    }
+    if (cancel != nullptr && cancel->load()) {
+      stop();
+      throw WorkerLost{false, "cancelled: the tune ended before the worker answered"};
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {

@@ -5,6 +5,7 @@
 // and replaced when it dies or stops answering. The worker never touches our stdout.
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,12 +28,15 @@ class WorkerClient {
   WorkerClient& operator=(const WorkerClient&) = delete;
 
   // Sends one request and waits for its one-line reply. Throws WorkerLost when the worker
-  // exits or the timeout passes; the worker is then dead and restart() is needed.
-  nlohmann::json request(const nlohmann::json& msg, std::chrono::milliseconds timeout);
+  // exits or the timeout passes; the worker is then dead and restart() is needed. `cancel`
+  // (checked every second while waiting): set, the worker is killed and WorkerLost thrown, so a
+  // tune that ends in an error does not wait out another GPU's hung variant.
+  nlohmann::json request(const nlohmann::json& msg, std::chrono::milliseconds timeout,
+                         const std::atomic<bool>* cancel = nullptr);
   // The two halves of request(), for a request answered while the caller works on (the tuner
   // sends the session's setup, then compiles): one receive() per send(), in order.
   void send(const nlohmann::json& msg);
-  nlohmann::json receive(std::chrono::milliseconds timeout);
+  nlohmann::json receive(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel = nullptr);
 
   // Asks the worker to quit and, once it has said so, lets it finish exiting on its own: a
   // process that initialised the CUDA driver spends a while releasing it, and nothing we do

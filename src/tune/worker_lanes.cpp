@@ -5,7 +5,9 @@
 namespace fusetune::tune {
 
 LaneRunner::~LaneRunner() {
-  // A request always ends: the worker answers, dies, or passes its timeout.
+  // Destroyed with requests still out only when the tune ends in an error: they are cancelled
+  // (their workers killed) rather than waited for, up to a hung variant's timeout.
+  cancel_ = true;
   for (auto& s : slots_)
     if (s.thread.joinable()) s.thread.join();
 }
@@ -21,7 +23,7 @@ void LaneRunner::start(size_t l, Lane& lane, nlohmann::json msg, std::chrono::mi
   slot.thread = std::thread([this, l, worker = lane.worker.get(), msg = std::move(msg), timeout] {
     LaneAnswer a;
     try {
-      a.reply = worker->request(msg, timeout);
+      a.reply = worker->request(msg, timeout, &cancel_);
     } catch (const WorkerLost& e) {
       a.lost = e;
     } catch (const std::exception& e) {  // e.g. a reply that is not JSON: the worker is not sane

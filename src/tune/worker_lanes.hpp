@@ -4,6 +4,7 @@
 // other lanes' answers, picking what to measure next); the request waits for its answer on a
 // thread of its own, because WorkerClient::request blocks until the worker answers or times out.
 // Only that thread touches the lane's worker until take() hands the answer back.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -55,6 +56,7 @@ class LaneRunner {
     LaneAnswer answer;
   };
   std::vector<Slot> slots_;
+  std::atomic<bool> cancel_{false};  // set on destruction: requests still out end within a second
   std::mutex mutex_;
   std::condition_variable answered_;
 };
