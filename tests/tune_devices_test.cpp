@@ -174,9 +174,7 @@ TEST(TuneDevices, AllIsEveryGpuTheDriverLists) {
   o.all_devices = true;
   const auto rep = run_tune(spec::parse(kSpec), o);
   EXPECT_EQ(rep.devices, (std::vector<int>{0, 1}));
-  std::set<int> gpus;
-  for (const auto& run : machine.runs()) gpus.insert(run.device);
-  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+  EXPECT_EQ(machine.devices_used(), (std::set<int>{0, 1}));
 }
 
 TEST(TuneDevices, AGpuOfAnotherKindIsRefusedInOneLine) {
@@ -222,9 +220,7 @@ TEST(TuneDevices, AFaultOnAnotherGpuIsRecordedAndThatGpusWorkerReplaced) {
   EXPECT_GE(rep.worker_restarts, 1);
   ASSERT_TRUE(rep.winner.has_value());
   // Both GPUs measured: a fault replaces one worker, not the run's lanes.
-  std::set<int> gpus;
-  for (const auto& run : machine.runs()) gpus.insert(run.device);
-  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
+  EXPECT_EQ(machine.devices_used(), (std::set<int>{0, 1}));
 }
 
 // A tune that ends in an error (here its progress callback throws, as a full disk would make

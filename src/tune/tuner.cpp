@@ -209,6 +209,7 @@ class TuneRun {
     }
     for (const Lane& lane : lanes_) rep_.devices.push_back(lane.device);
     runner_ = std::make_unique<LaneRunner>(lanes_.size());
+    running_.assign(lanes_.size(), 0);
   }
 
   // Reads the further GPUs' descriptions (asked for with the device phase; by the end of the
@@ -534,7 +535,6 @@ class TuneRun {
   bool dispatch(size_t i, size_t l) {
     if (rep_.results[i].status != Status::ok) return false;
     if (!lanes_[l].session) start_session(l);
-    running_.resize(lanes_.size());
     running_[l] = i;
     answered_.erase(i);
     runner_->start(l, lanes_[l], to_json(run_request(i)), seconds(opt_.variant_timeout_s));
@@ -840,7 +840,7 @@ class TuneRun {
         const size_t i = idx[*j];
         progress("verifying and timing (guided)", search.measured() + search.pending() + 1, idx.size(),
                  rep_.results[i].variant.name);
-        if (compile_pending(i) && !early_tried_ && !opt_.quick && lanes_[0].session) {
+        if (compile_pending(i) && confirm_early_due()) {
           // The first GPU confirms the baselines while this compile finishes (and the other GPUs
           // go on): it must be idle to start.
           if (runner_->busy(0)) collect(0);
@@ -956,6 +956,9 @@ class TuneRun {
   // timing costs a second or two (call 57, #31: 0.66 s and 0.98 s). They are timed when the
   // search first has to wait for a compile (a cold tune's GPU would idle through it); confirm()
   // keeps these figures where the finalist round names the same plans and times any other itself.
+  // Not run yet, and wanted: a full run's, once the first GPU holds its session.
+  bool confirm_early_due() const { return !early_tried_ && !opt_.quick && lanes_[0].session; }
+
   // The whole of it, before measuring (exhaustive, random: every compile is waited for first).
   void confirm_early() {
     start_confirm_early();
@@ -965,7 +968,7 @@ class TuneRun {
   // Starts it on the first GPU (idle), answered through collect(): the guided search goes on
   // taking its compile and running picks on the other GPUs meanwhile.
   void start_confirm_early() {
-    if (early_tried_ || opt_.quick || !lanes_[0].session) return;
+    if (!confirm_early_due()) return;
     early_tried_ = true;
     early_idx_.clear();
     for (Role role : {Role::baseline, Role::floor})
@@ -973,7 +976,6 @@ class TuneRun {
     if (early_idx_.empty()) return;
     progress("confirming the baselines while the solutions compile", 0, 1, "");
     early_t0_ = Clock::now();
-    running_.resize(lanes_.size());
     running_[0] = kConfirming;
     runner_->start(0, lanes_[0], to_json(retime_request(early_idx_, TimeRound::confirmation, true)),
                    retime_timeout(early_idx_.size()));
