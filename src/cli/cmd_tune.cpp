@@ -151,6 +151,7 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   opt.time_budget_s = args.time_budget_s;
   opt.shard = variant_shard;
   if (const char* plant = std::getenv("FUSETUNE_TEST_PLANT")) opt.plant = plant;
+  if (const char* trace = std::getenv("FUSETUNE_TRACE")) opt.trace_path = trace;
   Progress progress("tune", 0, args.quiet ? ProgressMode::quiet : ProgressMode::automatic);
   std::string last_phase;
   opt.progress = [&](const std::string& phase, size_t done, size_t total, const std::string& detail) {

@@ -161,7 +161,7 @@ SetupRequest setup_request_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const SetupReply& r) {
   return {{"device", r.device},   {"copy_gbps", r.copy_gbps}, {"setup_s", r.setup_s},
-          {"draws_s", r.draws_s}, {"handles_s", r.handles_s}};
+          {"draws_s", r.draws_s}, {"handles_s", r.handles_s}, {"begun_s", r.begun_s}};
 }
 
 SetupReply setup_reply_from_json(const nlohmann::json& j) {
@@ -171,6 +171,7 @@ SetupReply setup_reply_from_json(const nlohmann::json& j) {
   r.setup_s = j.at("setup_s");
   r.draws_s = j.value("draws_s", 0.0);
   r.handles_s = j.value("handles_s", 0.0);
+  r.begun_s = j.value("begun_s", 0.0);
   return r;
 }
 

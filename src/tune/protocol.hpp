@@ -63,6 +63,9 @@ struct SetupReply {
   double setup_s = 0;
   double draws_s = 0;    // of setup_s: the input draws and their float64 references
   double handles_s = 0;  // of setup_s: the context, stream and cuDNN handle
+  // When the worker began it, on the machine's monotonic clock (steady_clock, seconds): the
+  // tuner's trace places the worker's setup on its own timeline (trace.hpp).
+  double begun_s = 0;
 };
 
 struct RunRequest {

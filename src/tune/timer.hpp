@@ -42,6 +42,8 @@ class Timer {
   struct Prepared {
     int batch = 1;
     double spin_us = 20;
+    double host_us = 0;    // the host's time to enqueue one repetition of the timed steps
+    double sample_ms = 0;  // one sample's GPU time, all its repetitions (prepare()'s probe)
   };
   struct Sample {
     double total_ms = 0;
@@ -53,6 +55,10 @@ class Timer {
   // The plans' timed steps back to back for about kHeatMs of GPU time (timer.cpp says why).
   void heat(const std::vector<const Loaded*>& plans, const std::vector<Prepared>& prepared);
   Sample sample(const Loaded& l, const Prepared& p);
+  // sample() in two halves, so that one sample can be queued while the GPU runs the one before
+  // (sustained()): slot 0 or 1 picks the events.
+  void enqueue(const Loaded& l, const Prepared& p, int slot);
+  Sample collect(const Loaded& l, const Prepared& p, int slot);
   static TimeFigures summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round);
   // A round's figures (interleaved or sustained): summarize_samples with every sample kept.
   static TimeFigures round_figures(const std::vector<Sample>& samples, int batch, TimeRound round);
@@ -61,8 +67,8 @@ class Timer {
   reference::GpuReference& ref_;
   bool flush_l2_;
   gpu::DeviceBuffer l2_scrub_;
-  std::vector<gpu::Event> events_;
-  gpu::Event span_start_;  // before a sample's first scrub: busy_ms starts here
+  std::vector<gpu::Event> events_[2];
+  gpu::Event span_start_[2];  // before a sample's first scrub: busy_ms starts here
 };
 
 }  // namespace fusetune::tune

@@ -27,6 +27,7 @@
 #include "tune/protocol.hpp"
 #include "tune/temp_dir.hpp"
 #include "tune/worker_client.hpp"
+#include "tune/trace.hpp"
 #include "tune/worker_lanes.hpp"
 
 namespace fusetune::tune {
@@ -132,8 +133,10 @@ class TuneRun {
   // Runs one phase and records its wall time.
   bool phase(const char* name, const std::function<bool()>& fn) {
     const auto t0 = Clock::now();
+    trace_(fmt::format("phase {} begins", name));
     const bool go_on = fn();
     rep_.phase_seconds.emplace_back(name, std::chrono::duration<double>(Clock::now() - t0).count());
+    trace_(fmt::format("phase {} ends", name));
     return go_on;
   }
 
@@ -374,8 +377,11 @@ class TuneRun {
     const size_t slot = it->second;
     tail_slot_.erase(it);
     const auto t0 = Clock::now();
+    const bool pending = trace_.on() && !queue_->done(slot);
+    if (pending) trace_(fmt::format("waiting for the compile of {}", rep_.results[i].variant.name));
     const VariantResult& r = queue_->get(slot);
     add_compile_wait(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (pending) trace_("compile in");
     place(i, r);
   }
 
@@ -447,6 +453,7 @@ class TuneRun {
       return {t};
     }
     progress("listing cuDNN engine configurations", 0, 1, t.variant.name);
+    trace_(fmt::format("listing cuDNN engine configurations of {}", t.variant.name));
     if (!lanes_[0].session) start_session(0);
     // The guided search runs a few configurations of each template: they are built as it runs
     // them, not all up front.
@@ -500,6 +507,7 @@ class TuneRun {
     try {
       lanes_[0].worker->send(to_json(setup_));
       lanes_[0].setup_sent = true;
+      trace_("setup asked of GPU 0's worker");
     } catch (const WorkerLost&) {
       // start_session() asks again and reports what it finds
     }
@@ -514,6 +522,7 @@ class TuneRun {
     try {
       if (!lane.setup_sent) lane.worker->send(to_json(setup_for(lane.device)));
       lane.setup_sent = false;
+      trace_(fmt::format("waiting for lane {}'s setup", l));
       info = lane.worker->receive(seconds(900));
     } catch (const WorkerLost& e) {
       throw Error(ExitCode::failure, fmt::format("GPU worker{} lost during setup: {}",
@@ -527,6 +536,9 @@ class TuneRun {
                          l == 0 ? std::string() : fmt::format(" on GPU {}", lane.device), sr.setup_s, sr.handles_s,
                          sr.draws_s, std::chrono::duration<double>(Clock::now() - t0).count()));
     lane.session = true;
+    trace_(fmt::format("lane {}'s setup in: the worker began it at {:.3f} and took {:.3f} s (context and handle {:.3f}, "
+                       "draws {:.3f})",
+                       l, trace_.at(sr.begun_s), sr.setup_s, sr.handles_s, sr.draws_s));
   }
 
   // Sends result i to lane l's worker to be verified and timed (LaneRunner: the answer is
@@ -537,6 +549,7 @@ class TuneRun {
     if (!lanes_[l].session) start_session(l);
     running_[l] = i;
     answered_.erase(i);
+    trace_(fmt::format("lane {} runs {}", l, rep_.results[i].variant.name));
     runner_->start(l, lanes_[l], to_json(run_request(i)), seconds(opt_.variant_timeout_s));
     return true;
   }
@@ -569,6 +582,7 @@ class TuneRun {
     auto& r = rep_.results[i];
     batch_.push_back(i);
     answered_.insert(i);
+    trace_(fmt::format("lane {} answered for {}{}", l, r.variant.name, a.lost ? " (lost)" : ""));
     if (a.lost) {
       r.status = a.lost->timed_out ? Status::timeout : Status::faulted;
       r.reason = a.lost->reason;
@@ -647,12 +661,14 @@ class TuneRun {
   // Asks the worker to re-time `idx`; its figures by variant name.
   std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained) {
     if (!lanes_[0].session) start_session(0);
+    trace_(fmt::format("re-timing {} plans ({}, {})", idx.size(), time_round_name(round), sustained ? "sustained" : "interleaved"));
     LaneAnswer a;
     try {
       a.reply = lanes_[0].worker->request(to_json(retime_request(idx, round, sustained)), retime_timeout(idx.size()));
     } catch (const WorkerLost& e) {
       a.lost = e;
     }
+    trace_("re-timing answered");
     return retime_figures(a, round);
   }
 
@@ -977,11 +993,13 @@ class TuneRun {
     progress("confirming the baselines while the solutions compile", 0, 1, "");
     early_t0_ = Clock::now();
     running_[0] = kConfirming;
+    trace_(fmt::format("lane 0 confirms the baselines early ({} plans)", early_idx_.size()));
     runner_->start(0, lanes_[0], to_json(retime_request(early_idx_, TimeRound::confirmation, true)),
                    retime_timeout(early_idx_.size()));
   }
 
   void finish_confirm_early(LaneAnswer a) {
+    trace_("lane 0's early confirmation answered");
     const auto figures = retime_figures(a, TimeRound::confirmation);
     std::vector<std::string> names;
     for (size_t i : early_idx_) {
@@ -1051,6 +1069,7 @@ class TuneRun {
 
   const spec::Problem& problem_;
   const TuneOptions& opt_;
+  TuneTrace trace_{opt_.trace_path};
   TuneReport rep_;
   SetupRequest setup_;
   // One worker per GPU; lanes_[0], the first GPU, runs everything but the solutions' first

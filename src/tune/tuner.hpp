@@ -66,6 +66,7 @@ struct TuneOptions {
   bool device_cache_read = true;  // false (tune --force): the worker describes the device, and
                                   // its description is still kept for the next run
   std::string plant;              // test-only: planted variants, see codegen/planted.hpp
+  std::string trace_path;         // FUSETUNE_TRACE: a timeline of the tune appended here (trace.hpp)
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
                                   // the first this many cuDNN engine configurations (tests)
   std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded) | model

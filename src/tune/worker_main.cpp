@@ -65,6 +65,7 @@ int worker_main() {
         // The session times its own body; what came before it is the context, stream and handle.
         info.handles_s = std::max(0.0, since(t0) - info.setup_s);
         info.setup_s = since(t0);
+        info.begun_s = std::chrono::duration<double>(t0.time_since_epoch()).count();
         reply = to_json(info);
       } else if (cmd == "run" || cmd == "retime") {
         if (!session) throw Error(ExitCode::failure, "worker: run before setup");

@@ -1,0 +1,82 @@
+// FUSETUNE_TRACE, GPU-free (tests/fake_worker.cpp stands in for the GPU): a tune appends its
+// timeline to the named file, one line per event in time order, with every phase and what the
+// tuner waited for inside them; without the variable no file is written; a file that cannot be
+// opened costs the tune nothing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "spec/parser.hpp"
+#include "tune/tuner.hpp"
+
+namespace fusetune::tune {
+namespace {
+
+const char* kSpec = "conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | relu";
+
+TuneOptions options() {
+  TuneOptions o;
+  o.worker_exe = FUSETUNE_FAKE_WORKER;
+  o.max_variants = 4;
+  o.retime_rounds = 3;
+  o.strategy = "model";
+  return o;
+}
+
+std::filesystem::path temp(const std::string& name) {
+  return std::filesystem::path(::testing::TempDir()) / (name + "." + std::to_string(getpid()));
+}
+
+TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
+  const auto path = temp("trace.txt");
+  std::filesystem::remove(path);
+  TuneOptions o = options();
+  o.trace_path = path.string();
+  const TuneReport rep = run_tune(spec::parse(kSpec), o);
+  ASSERT_TRUE(rep.winner);
+  std::ifstream in(path);
+  std::vector<double> t;
+  std::string text, line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    double s = -1;
+    ls >> s;
+    t.push_back(s);
+    text += line + "\n";
+  }
+  ASSERT_GT(t.size(), 10u) << text;
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_LE(t[i - 1], t[i]) << text;
+  for (const char* phase : {"device", "generate", "compile", "baselines", "measure", "finalists", "confirm"}) {
+    EXPECT_NE(text.find(std::string("phase ") + phase + " begins"), std::string::npos) << phase << "\n" << text;
+    EXPECT_NE(text.find(std::string("phase ") + phase + " ends"), std::string::npos) << phase << "\n" << text;
+  }
+  EXPECT_NE(text.find("setup asked of GPU 0's worker"), std::string::npos) << text;
+  EXPECT_NE(text.find("lane 0's setup in"), std::string::npos) << text;
+  EXPECT_NE(text.find("lane 0 runs unfused"), std::string::npos) << text;
+  EXPECT_NE(text.find("lane 0 answered for"), std::string::npos) << text;
+  EXPECT_NE(text.find("re-timing"), std::string::npos) << text;
+  // Appended: a second tune adds its own timeline after the first.
+  const size_t lines = t.size();
+  (void)run_tune(spec::parse(kSpec), o);
+  std::ifstream again(path);
+  size_t n = 0;
+  while (std::getline(again, line)) ++n;
+  EXPECT_GT(n, lines);
+  std::filesystem::remove(path);
+}
+
+TEST(TuneTrace, AnUnwritableTraceCostsTheTuneNothing) {
+  TuneOptions o = options();
+  o.trace_path = (temp("no-such-dir") / "trace.txt").string();
+  const TuneReport rep = run_tune(spec::parse(kSpec), o);
+  EXPECT_TRUE(rep.winner);
+  EXPECT_FALSE(std::filesystem::exists(o.trace_path));
+}
+
+}  // namespace
+}  // namespace fusetune::tune
