@@ -14,6 +14,8 @@
 //   FUSETUNE_FAKE_HANG_GPU=D  GPU D's runs never answer (a hung variant)
 //   FUSETUNE_FAKE_LOG=FILE    each `run` appends "<device> <variant> <start> <end>" (steady-clock
 //                             microseconds) to FILE: which GPU ran what, and when
+//   FUSETUNE_FAKE_AHEAD_LOG=FILE  each `run` appends "<device> <variant> <ahead>" to FILE for
+//                             each plan it is asked to build ahead (RunRequest::prebuild)
 #include <unistd.h>
 
 #include <chrono>
@@ -106,6 +108,8 @@ int main() {
       if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt, {}};
       SetupReply r;
       r.device = {{"name", "Fake H200"}};
+      // As a real worker: when it began the setup, on the steady clock both processes share.
+      r.begun_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
       r.copy_gbps = 4000;
       reply = to_json(r);
     } else if (cmd == "run") {
@@ -121,6 +125,8 @@ int main() {
         std::this_thread::sleep_for(std::chrono::milliseconds(device == env_int("FUSETUNE_FAKE_SLOW_GPU", -1) ? 4 * ms : ms));
       if (const char* log = std::getenv("FUSETUNE_FAKE_LOG"))
         std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << started << ' ' << now_us() << '\n';
+      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG"))
+        for (const auto& v : r.prebuild) std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << v.name << '\n';
       // As a real worker: the tuner's first GPU's choices for layouts it has none of.
       choices.insert(r.conv_choices.begin(), r.conv_choices.end());
       RunReply out;

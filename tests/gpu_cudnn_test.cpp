@@ -24,6 +24,7 @@
 #include "gpu/driver_api.hpp"
 #include "gpu/stream.hpp"
 #include "spec/parser.hpp"
+#include "tune/plan_prebuild.hpp"
 
 namespace fusetune::gpu {
 namespace {
@@ -375,6 +376,81 @@ TEST_F(GpuCudnn, AGraphConfigurationIsFoundAgainByItsName) {
   EXPECT_GE(checked, 1);
   CudnnGraph fresh(handle_->get(), d);
   EXPECT_THROW((void)fresh.prepare_named("eng9999_k2=1"), GraphRefused);
+}
+
+// A plan built ahead on the worker's second thread (tune::PlanPrebuilder, on a cuDNN handle of
+// its own) computes what the same configuration built on the worker's own handle computes, bit
+// for bit, for the conv alone (checked against the float64 reference too) and for a fused
+// conv + epilogue graph (runtime-compiled kernels); a configuration cuDNN refuses surfaces where
+// it is taken, as GraphRefused; one never asked for is not there.
+TEST_F(GpuCudnn, APlanBuiltAheadOnAnotherThreadComputesWhatTheSamePlanComputes) {
+  for (const bool epilogue : {false, true}) {
+    SCOPED_TRACE(epilogue ? "conv + epilogue" : "conv alone");
+    GraphDesc d;
+    d.problem = spec::parse("conv2d(n=2,c=16,h=20,w=20,k=32,r=3) | min(0.5) | add(param[k]) | mul(2)");
+    d.in_layout = Layout::nchw;
+    d.epilogue = epilogue;
+    d.bias = epilogue;
+    d.math = MathMode::tf32;
+    const spec::Conv& cv = d.problem.conv;
+    Buffers buf(cv, Layout::nchw, 91);
+    const std::vector<float> chan_host = random_floats(2 * size_t(cv.k), 93);
+    DeviceBuffer chan(chan_host.size() * sizeof(float));
+    chan.upload(std::span<const float>(chan_host));
+    if (epilogue) {  // the fused graph reads KRSC filters
+      const auto w_krsc = to_channels_last(buf.w_host, cv.k, cv.c, cv.r, cv.s);
+      buf.w.upload(std::span<const float>(w_krsc));
+    }
+    CudnnGraph here(handle_->get(), d);
+    std::vector<GraphEngine> offered = here.engines(0, false);
+    ASSERT_FALSE(offered.empty());
+    tune::PlanPrebuilder ahead(ctx_->get(), stream_->get());
+    int compared = 0;
+    for (const GraphEngine& e : offered) {
+      if (e.by_name_only) continue;
+      ahead.ask(d, e.key);
+      if (++compared == 2) break;
+    }
+    ahead.ask(d, EngineKey{9999, {}});
+    ahead.drain();
+    compared = 0;
+    for (const GraphEngine& e : offered) {
+      if (e.by_name_only) continue;
+      SCOPED_TRACE(e.name);
+      const auto run = [&](CudnnGraph& g) {
+        const int64_t ws_bytes = g.prepare(e.key);
+        DeviceBuffer ws(size_t(std::max<int64_t>(ws_bytes, 256)));
+        GraphBuffers b{buf.x.ptr(), buf.w.ptr(), chan.ptr(), buf.y.ptr()};
+        buf.poison_y();
+        g.execute(e.key, b, ws.ptr(), ws.size());
+        stream_->synchronize();
+        return buf.read_y();
+      };
+      std::unique_ptr<tune::PlanPrebuilder::Built> built = ahead.take(d, e.key);
+      ASSERT_TRUE(built);
+      if (built->error) {  // refused ahead: refused here too
+        EXPECT_THROW((void)here.prepare(e.key), GraphRefused);
+        continue;
+      }
+      ASSERT_TRUE(built->graph);
+      EXPECT_TRUE(built->graph->built(e.key));
+      const std::vector<float> got = run(*built->graph);
+      const std::vector<float> want = run(here);
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+      if (!epilogue) {
+        const std::vector<double> ref = reference_conv(cv, buf.x_host, buf.w_host, nullptr);
+        EXPECT_TRUE(matches(got, ref, MathMode::tf32));
+      }
+      if (++compared == 2) break;
+    }
+    EXPECT_GE(compared, 1);
+    const auto refused = ahead.take(d, EngineKey{9999, {}});
+    ASSERT_TRUE(refused);
+    ASSERT_TRUE(refused->error);
+    EXPECT_THROW(std::rethrow_exception(refused->error), GraphRefused);
+    EXPECT_FALSE(ahead.take(d, EngineKey{9998, {}}));
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // FUSETUNE_TRACE, GPU-free (tests/fake_worker.cpp stands in for the GPU): a tune appends its
 // timeline to the named file, one line per event in time order, with every phase and what the
-// tuner waited for inside them; without the variable no file is written; a file that cannot be
-// opened costs the tune nothing.
+// tuner waited for inside them, the worker's setup placed on that timeline; without a path no
+// file is written; a file that cannot be opened costs the tune nothing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -32,9 +32,19 @@ std::filesystem::path temp(const std::string& name) {
   return std::filesystem::path(::testing::TempDir()) / (name + "." + std::to_string(getpid()));
 }
 
+// Removes the file when the test ends, however it ends.
+struct RemoveAtEnd {
+  std::filesystem::path path;
+  ~RemoveAtEnd() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
 TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
   const auto path = temp("trace.txt");
   std::filesystem::remove(path);
+  const RemoveAtEnd cleanup{path};
   TuneOptions o = options();
   o.trace_path = path.string();
   const TuneReport rep = run_tune(spec::parse(kSpec), o);
@@ -57,6 +67,16 @@ TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
   }
   EXPECT_NE(text.find("setup asked of GPU 0's worker"), std::string::npos) << text;
   EXPECT_NE(text.find("lane 0's setup in"), std::string::npos) << text;
+  EXPECT_NE(text.substr(0, text.find('\n')).find(" tune of conv2d("), std::string::npos) << text;
+  // The worker's start of its setup, on the tune's timeline: after the tune began, before the
+  // answer came in.
+  const std::string said = "lane 0's setup in: the worker began it at ";
+  const size_t at = text.find(said);
+  ASSERT_NE(at, std::string::npos) << text;
+  const double begun = std::stod(text.substr(at + said.size()));
+  const size_t line_start = text.rfind('\n', at) + 1;
+  EXPECT_GE(begun, 0.0) << text;
+  EXPECT_LE(begun, std::stod(text.substr(line_start))) << text;
   EXPECT_NE(text.find("lane 0 runs unfused"), std::string::npos) << text;
   EXPECT_NE(text.find("lane 0 answered for"), std::string::npos) << text;
   EXPECT_NE(text.find("re-timing"), std::string::npos) << text;
@@ -67,7 +87,19 @@ TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
   size_t n = 0;
   while (std::getline(again, line)) ++n;
   EXPECT_GT(n, lines);
-  std::filesystem::remove(path);
+}
+
+TEST(TuneTrace, WithoutAPathNoFileIsWritten) {
+  const auto dir = temp("trace-dir");
+  std::filesystem::create_directories(dir);
+  const RemoveAtEnd cleanup{dir};
+  const auto before = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  TuneOptions o = options();  // trace_path empty: what `tune` passes when FUSETUNE_TRACE is unset
+  const TuneReport rep = run_tune(spec::parse(kSpec), o);
+  std::filesystem::current_path(before);
+  EXPECT_TRUE(rep.winner);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 TEST(TuneTrace, AnUnwritableTraceCostsTheTuneNothing) {

@@ -349,6 +349,8 @@ void CudnnGraph::execute_named(const std::string& name, const GraphBuffers& b, C
   impl_->run(impl_->named.at(name), b, workspace, workspace_bytes);
 }
 
+bool CudnnGraph::built(const EngineKey& key) const { return impl_->plans.count(key) != 0; }
+
 std::string CudnnGraph::name(const EngineKey& key) const {
   if (auto it = impl_->plans.find(key); it != impl_->plans.end() && !it->second.name.empty()) return it->second.name;
   return codegen::engine_label(key);

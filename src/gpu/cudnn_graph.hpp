@@ -105,6 +105,8 @@ class CudnnGraph {
                      size_t workspace_bytes);
 
   [[nodiscard]] std::string name(const EngineKey& key) const;
+  // Whether the plan for `key` is built in this graph already.
+  [[nodiscard]] bool built(const EngineKey& key) const;
 
  private:
   struct Impl;

@@ -1,6 +1,9 @@
 #include "tune/graph_cache.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <exception>
 
 namespace fusetune::tune {
 
@@ -37,7 +40,35 @@ CUdeviceptr GraphCache::workspace(int64_t bytes_needed, size_t& bytes) {
   return pool_.ensure("graph_workspace", bytes, stream_);
 }
 
+void GraphCache::prebuild(const gpu::GraphDesc& d, const codegen::EngineKey& key) {
+  if (!ahead_ || ahead_built_.count({d, key}) != 0) return;
+  if (auto it = graphs_.find(d); it != graphs_.end() && it->second->built(key)) return;
+  ahead_->ask(d, key);
+}
+
 void GraphCache::run(const gpu::GraphDesc& d, const codegen::EngineKey& key, const gpu::GraphBuffers& buffers) {
+  if (ahead_) {
+    auto it = ahead_built_.find({d, key});
+    const auto here = graphs_.find(d);
+    if (it == ahead_built_.end() && !(here != graphs_.end() && here->second->built(key))) {
+      double waited = 0;
+      if (auto b = ahead_->take(d, key, &waited)) {
+        if (b->error) std::rethrow_exception(b->error);
+        notes_.push_back(fmt::format("cuDNN plan of {} built ahead on a second thread in {:.2f} s; its first run "
+                                     "waited {:.2f} s for it",
+                                     b->graph->name(key), b->build_s, waited));
+        it = ahead_built_.emplace(std::make_pair(d, key), std::move(b)).first;
+      }
+    }
+    if (it != ahead_built_.end()) {
+      // Its own handle, made for it on the building thread and used by this thread alone now.
+      gpu::CudnnGraph& g = *it->second->graph;
+      size_t bytes = 0;
+      const CUdeviceptr ws = workspace(g.prepare(key), bytes);
+      g.execute(key, buffers, ws, bytes);
+      return;
+    }
+  }
   gpu::CudnnGraph& g = graph(d);
   size_t bytes = 0;
   const CUdeviceptr ws = workspace(g.prepare(key), bytes);
@@ -51,6 +82,9 @@ void GraphCache::run_named(const gpu::GraphDesc& d, const std::string& name, con
   g.execute_named(name, buffers, ws, bytes);
 }
 
-std::string GraphCache::name(const gpu::GraphDesc& d, const codegen::EngineKey& key) { return graph(d).name(key); }
+std::string GraphCache::name(const gpu::GraphDesc& d, const codegen::EngineKey& key) {
+  if (auto it = ahead_built_.find({d, key}); it != ahead_built_.end()) return it->second->graph->name(key);
+  return graph(d).name(key);
+}
 
 }  // namespace fusetune::tune

@@ -18,13 +18,18 @@
 #include "gpu/cudnn_handle.hpp"
 #include "spec/problem.hpp"
 #include "tune/buffer_pool.hpp"
+#include "tune/plan_prebuild.hpp"
 
 namespace fusetune::tune {
 
 class GraphCache {
  public:
-  GraphCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, BufferPool& pool, CUstream s)
-      : handle_(handle), problem_(problem), math_(math), pool_(pool), stream_(s) {}
+  // ctx: the context plans built ahead are built in (prebuild()); nullptr builds none ahead.
+  GraphCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, BufferPool& pool, CUstream s,
+             CUcontext ctx = nullptr)
+      : handle_(handle), problem_(problem), math_(math), pool_(pool), stream_(s) {
+    if (ctx) ahead_ = std::make_unique<PlanPrebuilder>(ctx, s);
+  }
 
   // The graph of a plan's fused step, or of the conv alone in `layout` (no bias, no ops).
   [[nodiscard]] gpu::GraphDesc desc(const codegen::GraphStep& step) const;
@@ -34,14 +39,22 @@ class GraphCache {
   // with its reason. Throws gpu::GraphRefused when cuDNN refuses the graph itself.
   std::vector<gpu::GraphEngine> engines(const gpu::GraphDesc& d, size_t most = 0, bool build = true);
 
-  // Enqueues the graph with configuration `key`, building its plan first if needed.
-  // Throws gpu::GraphRefused when cuDNN refuses the configuration.
+  // Starts building the plan of configuration `key` on a thread of its own (PlanPrebuilder), for
+  // a run() to come. A no-op without a context, or for a plan built or asked for already.
+  void prebuild(const gpu::GraphDesc& d, const codegen::EngineKey& key);
+
+  // Enqueues the graph with configuration `key`, building its plan first if needed (or taking
+  // the one prebuild() built). Throws gpu::GraphRefused when cuDNN refuses the configuration.
   void run(const gpu::GraphDesc& d, const codegen::EngineKey& key, const gpu::GraphBuffers& buffers);
   // The same for a configuration known by cuDNN's name only (gpu::GraphEngine::by_name_only).
   void run_named(const gpu::GraphDesc& d, const std::string& name, const gpu::GraphBuffers& buffers);
 
   // cuDNN's name of a configuration ("eng7_k24=29"), for result tables.
   [[nodiscard]] std::string name(const gpu::GraphDesc& d, const codegen::EngineKey& key);
+
+  // One line per plan built ahead and taken since the last call ("cuDNN plan of ... built ahead
+  // in 0.52 s; its first run waited 0.00 s for it"), for the run's notes.
+  std::vector<std::string> take_notes() { return std::exchange(notes_, {}); }
 
  private:
   gpu::CudnnGraph& graph(const gpu::GraphDesc& d);
@@ -54,6 +67,10 @@ class GraphCache {
   BufferPool& pool_;
   CUstream stream_;
   std::map<gpu::GraphDesc, std::unique_ptr<gpu::CudnnGraph>> graphs_;
+  // Plans built ahead, each on its own handle, run as they are (by key within a graph).
+  std::map<std::pair<gpu::GraphDesc, codegen::EngineKey>, std::unique_ptr<PlanPrebuilder::Built>> ahead_built_;
+  std::vector<std::string> notes_;
+  std::unique_ptr<PlanPrebuilder> ahead_;  // last: its thread stops first
 };
 
 }  // namespace fusetune::tune

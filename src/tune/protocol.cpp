@@ -176,8 +176,13 @@ SetupReply setup_reply_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const RunRequest& r) {
-  return {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"cubin_path", r.cubin_path}, {"time", r.time},
+  nlohmann::json j = {{"cmd", "run"}, {"variant", codegen::to_json(r.variant)}, {"cubin_path", r.cubin_path}, {"time", r.time},
           {"timing", timing_to_json(r.timing)}, {"conv_choices", to_json(r.conv_choices)}};
+  if (!r.prebuild.empty()) {
+    nlohmann::json& a = j["prebuild"] = nlohmann::json::array();
+    for (const auto& v : r.prebuild) a.push_back(codegen::to_json(v));
+  }
+  return j;
 }
 
 RunRequest run_request_from_json(const nlohmann::json& j) {
@@ -187,6 +192,8 @@ RunRequest run_request_from_json(const nlohmann::json& j) {
   r.time = j.at("time");
   r.timing = timing_from_json(j.at("timing"));
   if (j.contains("conv_choices")) r.conv_choices = conv_choices_from_json(j.at("conv_choices"));
+  if (j.contains("prebuild"))
+    for (const auto& v : j.at("prebuild")) r.prebuild.push_back(codegen::variant_from_json(v));
   return r;
 }
 

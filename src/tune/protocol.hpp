@@ -77,6 +77,9 @@ struct RunRequest {
   // worker takes those for layouts it has not chosen yet, so every GPU runs the same conv
   // configuration and none searches again.
   ConvChoices conv_choices;
+  // cuDNN graph configurations (cudnn-fused variants) the tuner expects to ask for next: the
+  // worker builds their plans on a thread of its own while it runs this one (tune/plan_prebuild.hpp).
+  std::vector<codegen::Variant> prebuild;
 };
 
 struct RunReply {

@@ -60,7 +60,7 @@ Session::Session(const SetupRequest& setup)
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
-  graphs_ = std::make_unique<GraphCache>(cudnn_, problem_, math_, *pool_, s);
+  graphs_ = std::make_unique<GraphCache>(cudnn_, problem_, math_, *pool_, s, ctx_.get());
   convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, *graphs_, s,
                                            scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
@@ -87,6 +87,13 @@ RunReply Session::run(const RunRequest& req) {
     return reply;
   }
   convs_->adopt(req.conv_choices);
+  // What the search runs next: built on a second thread while this one verifies and times.
+  for (const codegen::Variant& v : req.prebuild) {
+    const auto key = codegen::engine_of(v);
+    if (!key || !codegen::check_variant(v, problem_).empty()) continue;
+    for (const auto& st : v.plan)
+      if (st.kind() == codegen::StepKind::cudnn_graph) graphs_->prebuild(graphs_->desc(st.graph()), *key);
+  }
   try {
     Loaded l = load_variant(req.variant, req.cubin_path.empty() ? std::string() : read_file(req.cubin_path));
     const VerifyOutcome v = verifier_->verify(l);
@@ -111,6 +118,7 @@ RunReply Session::run(const RunRequest& req) {
   }
   reply.conv_choices = convs_->choices();
   reply.notes = convs_->notes();
+  for (std::string& n : graphs_->take_notes()) reply.notes.push_back(std::move(n));
   return reply;
 }
 

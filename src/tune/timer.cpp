@@ -237,7 +237,9 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
       since_asked = 0;
       if ((first = sustain_done(gpu_ms, policy, busy_ms))) break;
     }
-    (void)collect(*l, p, slot);  // the one still queued: its events are reused next
+    // The one still queued: its events are reused next. It is in neither busy_ms nor the
+    // figure (nor in the note's busy total below): the GPU ran it after the rule had decided.
+    (void)collect(*l, p, slot);
     if (notes) {
       double busy = 0;
       for (double b : busy_ms) busy += b;

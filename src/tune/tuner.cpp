@@ -103,7 +103,9 @@ class TuneRun {
 
   TuneReport run() {
     const auto t0 = Clock::now();
+    trace_(fmt::format("tune of {} begins (times from here)", rep_.problem));
     if (answered_from_cached_device()) {
+      trace_("answered from the cached device description and the database: no worker started");
       rep_.phase_seconds.emplace_back("device", std::chrono::duration<double>(Clock::now() - t0).count());
       rep_.stopped = true;
       return std::move(rep_);
@@ -205,6 +207,7 @@ class TuneRun {
         lane.worker->send({{"cmd", "device"}, {"device", d}});
         lane.worker->send(to_json(setup_for(d)));
         lane.setup_sent = true;
+        trace_(fmt::format("setup asked of GPU {}'s worker", d));
       } catch (const WorkerLost& e) {
         throw Error(ExitCode::failure, fmt::format("GPU worker for device {} failed to start: {}", d, e.reason));
       }
@@ -536,22 +539,51 @@ class TuneRun {
                          l == 0 ? std::string() : fmt::format(" on GPU {}", lane.device), sr.setup_s, sr.handles_s,
                          sr.draws_s, std::chrono::duration<double>(Clock::now() - t0).count()));
     lane.session = true;
-    trace_(fmt::format("lane {}'s setup in: the worker began it at {:.3f} and took {:.3f} s (context and handle {:.3f}, "
+    // A worker that did not say when it began (begun_s 0) gets "?", not a time before the tune.
+    const std::string begun = sr.begun_s > 0 ? fmt::format("{:.3f}", trace_.at(sr.begun_s)) : std::string("?");
+    trace_(fmt::format("lane {}'s setup in: the worker began it at {} and took {:.3f} s (context and handle {:.3f}, "
                        "draws {:.3f})",
-                       l, trace_.at(sr.begun_s), sr.setup_s, sr.handles_s, sr.draws_s));
+                       l, begun, sr.setup_s, sr.handles_s, sr.draws_s));
   }
 
   // Sends result i to lane l's worker to be verified and timed (LaneRunner: the answer is
   // filed by apply_run(), which records a fault or a hang and replaces that worker). False when
   // there is nothing to run (it failed to compile).
-  bool dispatch(size_t i, size_t l) {
+  // `ahead`: results the search expects to run next; lane l's worker builds the cuDNN plans among
+  // them on a second thread while it runs this one (tune/plan_prebuild.hpp), each asked once.
+  bool dispatch(size_t i, size_t l, const std::vector<size_t>& ahead = {}) {
     if (rep_.results[i].status != Status::ok) return false;
     if (!lanes_[l].session) start_session(l);
     running_[l] = i;
     answered_.erase(i);
     trace_(fmt::format("lane {} runs {}", l, rep_.results[i].variant.name));
-    runner_->start(l, lanes_[l], to_json(run_request(i)), seconds(opt_.variant_timeout_s));
+    RunRequest req = run_request(i);
+    for (size_t a : ahead) {
+      const auto& v = rep_.results[a].variant;
+      if (lanes_[l].asked_ahead.insert(v.name).second) {
+        req.prebuild.push_back(v);
+        trace_(fmt::format("lane {} builds the cuDNN plan of {} ahead", l, v.name));
+      }
+    }
+    runner_->start(l, lanes_[l], to_json(req), seconds(opt_.variant_timeout_s));
     return true;
+  }
+
+  // The cuDNN graph configurations (cudnn-fused) among the first kAheadLook of the search's
+  // ranking, at most kAhead, other than result `now`: those whose plans are worth building while
+  // the GPU is busy (their runtime-compiled kernels take 0.5 s each on the H200, call 76).
+  std::vector<size_t> graphs_ahead(const std::vector<size_t>& ranking, const std::vector<size_t>& idx,
+                                   size_t now) const {
+    constexpr size_t kAheadLook = 6, kAhead = 2;
+    std::vector<size_t> out;
+    for (size_t n = 0; n < ranking.size() && n < kAheadLook && out.size() < kAhead; ++n) {
+      const size_t i = idx[ranking[n]];
+      const auto& r = rep_.results[i];
+      if (i != now && r.status == Status::ok && r.variant.candidate == codegen::Candidate::cudnn_fused &&
+          codegen::engine_of(r.variant))
+        out.push_back(i);
+    }
+    return out;
   }
 
   RunRequest run_request(size_t i) const {
@@ -634,9 +666,11 @@ class TuneRun {
     lane.worker->restart();
     lane.session = false;
     lane.setup_sent = false;
+    lane.asked_ahead.clear();  // the new worker has built nothing
     try {
       lane.worker->send(to_json(setup_for(lane.device)));
       lane.setup_sent = true;
+      trace_(fmt::format("lane {}'s worker replaced; setup asked of GPU {}'s worker", l, lane.device));
     } catch (const WorkerLost&) {
       // start_session() asks again and reports what it finds
     }
@@ -869,7 +903,7 @@ class TuneRun {
         }
         flush(false);
         search.start(*j);
-        dispatch(i, idle_lane(width));
+        dispatch(i, idle_lane(width), graphs_ahead(search.ranking(), idx, i));
         out.emplace_back(*j, i);
       }
       if (out.empty()) break;

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct Lane {
   bool described = true;    // its `device` answer is in (false: asked for, not read yet)
   bool session = false;     // the worker holds the problem's session (inputs, references)
   bool setup_sent = false;  // its setup was asked for and the answer not read yet
+  std::set<std::string> asked_ahead = {};  // variants whose cuDNN plans it was asked to build ahead
 };
 
 struct LaneAnswer {

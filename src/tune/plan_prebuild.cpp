@@ -1,0 +1,101 @@
+#include "tune/plan_prebuild.hpp"
+
+#include <chrono>
+
+#include "gpu/driver_api.hpp"
+
+namespace fusetune::tune {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}
+
+PlanPrebuilder::~PlanPrebuilder() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    queued_.clear();
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PlanPrebuilder::ask(const gpu::GraphDesc& d, const gpu::EngineKey& key) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    Job job{d, key};
+    if (stop_ || asked_.count(job) != 0) return;
+    asked_[job] = true;
+    queued_.push_back(std::move(job));
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  }
+  changed_.notify_all();
+}
+
+std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::take(const gpu::GraphDesc& d, const gpu::EngineKey& key,
+                                                            double* waited_s) {
+  const auto t0 = Clock::now();
+  const Job job{d, key};
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (auto it = queued_.begin(); it != queued_.end(); ++it) {
+    if (*it == job) {
+      queued_.erase(it);
+      return nullptr;
+    }
+  }
+  changed_.wait(lock, [&] { return !(building_ && *building_ == job); });
+  if (waited_s) *waited_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto it = built_.find(job);
+  if (it == built_.end()) return nullptr;
+  auto out = std::move(it->second);
+  built_.erase(it);
+  return out;
+}
+
+void PlanPrebuilder::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return stop_ || (queued_.empty() && !building_); });
+}
+
+std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::build(const Job& job) const {
+  auto b = std::make_unique<Built>();
+  const auto t0 = Clock::now();
+  try {
+    b->handle.emplace();
+    b->handle->set_stream(stream_);
+    b->graph = std::make_unique<gpu::CudnnGraph>(b->handle->get(), job.first);
+    (void)b->graph->prepare(job.second);
+  } catch (...) {
+    // Rethrown where the plan is run (GraphCache::run), as building it there would have thrown.
+    b->graph.reset();
+    b->error = std::current_exception();
+  }
+  b->build_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return b;
+}
+
+void PlanPrebuilder::loop() {
+  // cuDNN binds to the current context: this thread's must be the worker's.
+  const bool current = gpu::driver().cuCtxSetCurrent(ctx_) == CUDA_SUCCESS;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || !queued_.empty(); });
+    if (stop_) return;
+    building_ = queued_.front();
+    queued_.pop_front();
+    const Job job = *building_;
+    lock.unlock();
+    std::unique_ptr<Built> b;
+    if (current) {
+      b = build(job);
+    } else {
+      b = std::make_unique<Built>();  // nothing built: take() hands back nullptr, the caller builds
+    }
+    lock.lock();
+    if (b->graph || b->error) built_[job] = std::move(b);
+    building_.reset();
+    changed_.notify_all();
+  }
+}
+
+}  // namespace fusetune::tune

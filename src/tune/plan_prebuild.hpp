@@ -1,0 +1,75 @@
+#pragma once
+// cuDNN graph plans built ahead, on a thread of the worker's own, while its main thread verifies
+// and times other variants. A runtime-fused configuration (cudnn-fused) compiles its kernels
+// when its plan is built: 0.5 s each for kernelbench-31 on the H200, three of them run one after
+// another in a guided tune's measure phase (call 76's trace). The tuner names the configurations
+// its search ranks next (RunRequest::prebuild); they are built here while the GPU is busy, and
+// GraphCache::run() takes the built plan instead of building it on the timed path's thread.
+//
+// Each plan is built on a cuDNN handle of its own, made for it on this thread: cuDNN is
+// thread-safe across handles, never for one handle used by two threads at once. Once built, the
+// plan and its handle belong to whoever takes them; this thread never touches them again.
+#include <cuda.h>
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "gpu/cudnn_graph.hpp"
+#include "gpu/cudnn_handle.hpp"
+
+namespace fusetune::tune {
+
+class PlanPrebuilder {
+ public:
+  // One built configuration: the handle it was built on (run it on that handle), its graph with
+  // the plan built, or what building it threw.
+  struct Built {
+    std::optional<gpu::CudnnHandle> handle;  // destroyed after the graph that uses it
+    std::unique_ptr<gpu::CudnnGraph> graph;
+    std::exception_ptr error;
+    double build_s = 0;  // how long building it took
+  };
+
+  // ctx: the worker's context, made current on the building thread; plans built here run on
+  // `stream` (each handle's stream is set to it).
+  PlanPrebuilder(CUcontext ctx, CUstream stream) : ctx_(ctx), stream_(stream) {}
+  ~PlanPrebuilder();  // waits for the build under way; the queued ones are dropped
+  PlanPrebuilder(const PlanPrebuilder&) = delete;
+  PlanPrebuilder& operator=(const PlanPrebuilder&) = delete;
+
+  // Queues (d, key) unless it was asked for already. The thread starts on the first ask.
+  void ask(const gpu::GraphDesc& d, const gpu::EngineKey& key);
+
+  // The plan for (d, key): nullptr when it was never asked for, or was still queued (dropped
+  // from the queue: the caller builds it now rather than wait behind others); waits while it is
+  // being built. `waited_s`: how long this call waited.
+  std::unique_ptr<Built> take(const gpu::GraphDesc& d, const gpu::EngineKey& key, double* waited_s = nullptr);
+
+  // Waits until everything asked for is built (tests: take() then finds each one built).
+  void drain();
+
+ private:
+  using Job = std::pair<gpu::GraphDesc, gpu::EngineKey>;
+  void loop();
+  std::unique_ptr<Built> build(const Job& job) const;
+
+  CUcontext ctx_;
+  CUstream stream_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> queued_;
+  std::optional<Job> building_;
+  std::map<Job, std::unique_ptr<Built>> built_;
+  std::map<Job, bool> asked_;  // every job ever asked for: a second ask is ignored
+  bool stop_ = false;
+  std::thread thread_;  // last: started after everything it reads exists
+};
+
+}  // namespace fusetune::tune
