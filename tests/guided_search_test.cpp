@@ -219,15 +219,42 @@ TEST(GuidedSearch, RankingLeadsWithTheNextPickAndListsEveryUnmeasuredItem) {
   }
 }
 
+// The lookahead the compile pool follows: its head is the next pick, it names every unmeasured
+// item once, and reading it changes nothing (the search goes on to the same picks).
+TEST(GuidedSearch, LookaheadLeadsWithTheNextPickAndLeavesTheSearchAsItWas) {
+  for (const auto& l : recorded()) {
+    if (l.items.size() < 100) continue;
+    GuidedSearch s(l.items), twin(l.items);
+    for (;;) {
+      const std::vector<size_t> ahead = s.lookahead(28);
+      const auto next = s.next();
+      std::vector<size_t> sorted = ahead, unmeasured;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < l.items.size(); ++i)
+        if (!s.was_measured(i)) unmeasured.push_back(i);
+      ASSERT_EQ(sorted, unmeasured) << l.file << " after " << s.measured() << " measured";
+      const auto twin_next = twin.next();
+      ASSERT_EQ(next, twin_next) << l.file << " after " << s.measured() << " measured";
+      if (!next) break;
+      ASSERT_FALSE(ahead.empty());
+      EXPECT_EQ(ahead.front(), *next) << l.file << " after " << s.measured() << " measured";
+      s.record(*next, l.time[*next]);
+      twin.record(*next, l.time[*next]);
+    }
+  }
+}
+
 // The tuner compiles the solutions on a pool while the search measures (compile_queue.hpp); a
 // variant the search asks for before the pool reached it is compiled while the search waits.
 // Simulated on every recorded landscape with the H200 host's figures (docs/perf-notes.md,
 // "Tuning time"): 14 compile threads, a fused conv 2 s to compile, an epilogue kernel 0.3 s,
 // cuDNN's configurations nothing; 2 s of baselines before the first pick, 50 ms per measurement.
-// The pool in the priors' order (before) against the pool taking the head of the search's
-// ranking first, re-read after every measurement (tuner.cpp, kPreferred).
+// The pool in the priors' order against the pool taking the head of the search's ranking first,
+// and against the pool taking its lookahead first (the picks it would make if every answer came
+// back as it expects), re-read after every measurement (tuner.cpp, prefer_next()).
 constexpr int kSimThreads = 14;
-double simulated_wait_s(const Landscape& l, bool follow_ranking) {
+enum class PoolOrder { priors, ranking, lookahead };
+double simulated_wait_s(const Landscape& l, PoolOrder order) {
   constexpr double kHeadStart = 2.0, kMeasure = 0.05;
   const auto compile_s = [&](size_t i) {
     const std::string& d = l.items[i].design;
@@ -240,8 +267,8 @@ double simulated_wait_s(const Landscape& l, bool follow_ranking) {
                    [&](size_t a, size_t b) { return l.items[a].prior_ms < l.items[b].prior_ms; });
   std::vector<size_t> preferred;
   const auto prefer = [&] {
-    if (!follow_ranking) return;
-    preferred = s.ranking();
+    if (order == PoolOrder::priors) return;
+    preferred = order == PoolOrder::lookahead ? s.lookahead(2 * kSimThreads) : s.ranking();
     preferred.resize(std::min(preferred.size(), size_t(2 * kSimThreads)));
   };
   prefer();
@@ -275,17 +302,21 @@ double simulated_wait_s(const Landscape& l, bool follow_ranking) {
 }
 
 TEST(GuidedSearch, ACompilePoolTakingTheRankingsHeadFirstWaitsLess) {
-  double by_prior = 0, by_ranking = 0;
+  double by_prior = 0, by_ranking = 0, by_lookahead = 0;
   for (const auto& l : recorded()) {
-    const double p = simulated_wait_s(l, false), r = simulated_wait_s(l, true);
+    const double p = simulated_wait_s(l, PoolOrder::priors), r = simulated_wait_s(l, PoolOrder::ranking),
+                 a = simulated_wait_s(l, PoolOrder::lookahead);
     if (l.items.size() >= 100)
-      std::printf("  %-78s waits %5.1f s in the priors' order, %5.1f s ranking first\n", l.file.c_str(), p, r);
+      std::printf("  %-70s waits %5.1f s in the priors' order, %5.1f s ranking first, %5.1f s looking ahead\n",
+                  l.file.c_str(), p, r, a);
     by_prior += p;
     by_ranking += r;
+    by_lookahead += a;
   }
   std::printf("[ guided ] simulated compile waits over every landscape: %.1f s in the priors' order, %.1f s with the "
-              "ranking's head first\n", by_prior, by_ranking);
+              "ranking's head first, %.1f s with the lookahead first\n", by_prior, by_ranking, by_lookahead);
   EXPECT_LT(by_ranking, 0.85 * by_prior);
+  EXPECT_LT(by_lookahead, by_ranking);
 }
 
 std::vector<SearchItem> grid(const std::string& design, double prior) {

@@ -1,6 +1,7 @@
 #include "reference/gpu_reference.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -102,28 +103,39 @@ gpu::CompileResult compile_program(const Program& prog, const std::string& arch)
 
 }  // namespace
 
+RefCompiles::RefCompiles(const spec::Problem& problem, const std::string& arch, MathMode math) : arch_(arch) {
+  // NVRTC is thread safe across programs; four compiles in parallel cost one's latency. Each
+  // renders its own source in its task, so a rendering error is thrown by take() too.
+  const auto start = [&](const char* name, std::function<std::string()> render) {
+    pending_.emplace_back(name, std::async(std::launch::async, [name, render = std::move(render), arch] {
+                            return compile_program(Program{name, render()}, arch);
+                          }));
+  };
+  start("ref_fill.cu", [] { return reference_template("ref_fill.cu"); });
+  start("ref_conv.cu", [problem, math] { return render_reference_conv_source(problem, math); });
+  start("ref_epilogue.cu", [problem, math] { return render_reference_epilogue_source(problem, math); });
+  start("ref_compare.cu", [] { return render_reference_compare_source(); });
+}
+
+std::vector<RefCompiles::Compiled> RefCompiles::take() {
+  std::vector<Compiled> out;
+  for (auto& [name, f] : pending_) out.push_back({name, f.get()});  // rethrows a compile failure
+  pending_.clear();
+  return out;
+}
+
 GpuReference::GpuReference(const spec::Problem& problem, const std::string& arch, MathMode math)
+    : GpuReference(problem, math, RefCompiles(problem, arch, math)) {}
+
+GpuReference::GpuReference(const spec::Problem& problem, MathMode math, RefCompiles compiles)
     : problem_(problem), math_(math), conv_launch_(ref_conv_launch(problem, math)) {
   const int64_t pq = problem.conv.p() * problem.conv.q();
   if (pq > std::numeric_limits<int32_t>::max()) {
     throw InputError(fmt::format("GPU reference: {} output pixels per image exceed the compare kernel's int", pq));
   }
-  const std::vector<Program> progs = {
-      {"ref_fill.cu", reference_template("ref_fill.cu")},
-      {"ref_conv.cu", render_reference_conv_source(problem, math)},
-      {"ref_epilogue.cu", render_reference_epilogue_source(problem, math)},
-      {"ref_compare.cu", render_reference_compare_source()},
-  };
-  // NVRTC is thread safe across programs; four compiles in parallel cost one's latency.
-  std::vector<std::future<gpu::CompileResult>> pending;
-  pending.reserve(progs.size());
-  for (const Program& p : progs) {
-    pending.push_back(std::async(std::launch::async, compile_program, std::cref(p), std::cref(arch)));
-  }
-  for (size_t i = 0; i < progs.size(); ++i) {
-    const gpu::CompileResult r = pending[i].get();  // rethrows a compile failure
-    programs_.push_back({progs[i].name, r.compile_ms, r.registers, r.spill_stores});
-    modules_.emplace_back(r.cubin.empty() ? r.ptx : r.cubin);
+  for (RefCompiles::Compiled& p : compiles.take()) {
+    programs_.push_back({p.name, p.result.compile_ms, p.result.registers, p.result.spill_stores});
+    modules_.emplace_back(p.result.cubin.empty() ? p.result.ptx : p.result.cubin);
   }
   fill_uniform_ = modules_[0].function("ft_fill_uniform");
   fill_u32_ = modules_[0].function("ft_fill_u32");

@@ -19,12 +19,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/math_mode.hpp"
+#include "gpu/compiler.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/module.hpp"
 #include "reference/gpu_sources.hpp"
@@ -77,6 +79,25 @@ struct RefProgramInfo {
   int spill_stores = 0;
 };
 
+// The reference programs rendered and compiled for `arch` with NVRTC, which needs no context:
+// a worker starts them before it creates its context and cuDNN handle (0.15-0.3 s on the H200),
+// so the two overlap, and GpuReference loads them once the context is current. A rendering or
+// compile error is thrown by take(), where the constructor of GpuReference throws it.
+class RefCompiles {
+ public:
+  RefCompiles(const spec::Problem& problem, const std::string& arch, MathMode math);
+  struct Compiled {
+    std::string name;
+    gpu::CompileResult result;
+  };
+  // Waits for all four; once only.
+  std::vector<Compiled> take();
+
+ private:
+  std::string arch_;
+  std::vector<std::pair<std::string, std::future<gpu::CompileResult>>> pending_;
+};
+
 class GpuReference {
  public:
   // Renders and compiles the reference programs for `arch` ("sm_90") with NVRTC, in
@@ -86,6 +107,8 @@ class GpuReference {
   // (see ref_conv_launch), fusetune::Error with NVRTC's log if a reference kernel does not
   // compile (a bug in fusetune, not in a candidate).
   GpuReference(const spec::Problem& problem, const std::string& arch, MathMode math);
+  // The same with the programs compiled already (or under way): RefCompiles for this problem.
+  GpuReference(const spec::Problem& problem, MathMode math, RefCompiles compiles);
 
   // p[0, n) = seeded uniform floats in [lo, hi), never 0 (see ref_fill.cu); the same seed
   // gives the same values on any GPU and grid. Requires finite lo < hi.

@@ -172,6 +172,47 @@ std::optional<size_t> GuidedSearch::next() {
   return i;
 }
 
+double GuidedSearch::expected_ms(size_t i) const {
+  for (const auto& [name, d] : designs_) {
+    if (std::find(d.items.begin(), d.items.end(), i) == d.items.end()) continue;
+    if (std::any_of(d.items.begin(), d.items.end(), [&](size_t j) { return state_[j] == State::timed; })) {
+      const Model m = fit(d);
+      double s = m.base;
+      for (const auto& [p, values] : m.effects)
+        if (auto it = values.find(value_of(items_[i], p)); it != values.end()) s += it->second.first;
+      return std::exp(s);
+    }
+    break;
+  }
+  // No model: the prior, scaled by the median ratio of measured time to prior so far.
+  std::vector<double> ratio;
+  for (size_t j = 0; j < items_.size(); ++j)
+    if (state_[j] == State::timed && items_[j].prior_ms > 0) ratio.push_back(time_ms_[j] / items_[j].prior_ms);
+  double scale = 1;
+  if (!ratio.empty()) {
+    std::nth_element(ratio.begin(), ratio.begin() + std::ptrdiff_t(ratio.size() / 2), ratio.end());
+    scale = ratio[ratio.size() / 2];
+  }
+  if (items_[i].prior_ms > 0) return items_[i].prior_ms * scale;
+  return best_ms_ > 0 ? best_ms_ : 1.0;
+}
+
+std::vector<size_t> GuidedSearch::lookahead(size_t n) const {
+  GuidedSearch s = *this;
+  std::vector<size_t> out;
+  std::vector<bool> taken(items_.size(), false);
+  while (out.size() < n) {
+    const std::optional<size_t> j = s.next();
+    if (!j) break;
+    out.push_back(*j);
+    taken[*j] = true;
+    s.record(*j, s.expected_ms(*j));
+  }
+  for (size_t j : ranking())
+    if (!taken[j]) out.push_back(j);
+  return out;
+}
+
 std::vector<size_t> GuidedSearch::ranking() const {
   std::vector<size_t> out;
   for (const auto& [i, predicted] : rank()) out.push_back(i);

@@ -1,5 +1,6 @@
 #include "tune/plan_prebuild.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "gpu/driver_api.hpp"
@@ -17,7 +18,7 @@ PlanPrebuilder::~PlanPrebuilder() {
     queued_.clear();
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 void PlanPrebuilder::ask(const gpu::GraphDesc& d, const gpu::EngineKey& key) {
@@ -27,7 +28,8 @@ void PlanPrebuilder::ask(const gpu::GraphDesc& d, const gpu::EngineKey& key) {
     if (stop_ || asked_.count(job) != 0) return;
     asked_[job] = true;
     queued_.push_back(std::move(job));
-    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    if (threads_.empty())
+      for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { loop(); });
   }
   changed_.notify_all();
 }
@@ -43,7 +45,7 @@ std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::take(const gpu::GraphDesc
       return nullptr;
     }
   }
-  changed_.wait(lock, [&] { return !(building_ && *building_ == job); });
+  changed_.wait(lock, [&] { return std::find(building_.begin(), building_.end(), job) == building_.end(); });
   if (waited_s) *waited_s = std::chrono::duration<double>(Clock::now() - t0).count();
   auto it = built_.find(job);
   if (it == built_.end()) return nullptr;
@@ -54,7 +56,7 @@ std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::take(const gpu::GraphDesc
 
 void PlanPrebuilder::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return stop_ || (queued_.empty() && !building_); });
+  changed_.wait(lock, [&] { return stop_ || (queued_.empty() && building_.empty()); });
 }
 
 std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::build(const Job& job) const {
@@ -81,9 +83,9 @@ void PlanPrebuilder::loop() {
   for (;;) {
     changed_.wait(lock, [&] { return stop_ || !queued_.empty(); });
     if (stop_) return;
-    building_ = queued_.front();
+    const Job job = queued_.front();
     queued_.pop_front();
-    const Job job = *building_;
+    building_.push_back(job);
     lock.unlock();
     std::unique_ptr<Built> b;
     if (current) {
@@ -93,7 +95,7 @@ void PlanPrebuilder::loop() {
     }
     lock.lock();
     if (b->graph || b->error) built_[job] = std::move(b);
-    building_.reset();
+    building_.erase(std::find(building_.begin(), building_.end(), job));
     changed_.notify_all();
   }
 }

@@ -6,9 +6,11 @@
 // its search ranks next (RunRequest::prebuild); they are built here while the GPU is busy, and
 // GraphCache::run() takes the built plan instead of building it on the timed path's thread.
 //
-// Each plan is built on a cuDNN handle of its own, made for it on this thread: cuDNN is
+// Each plan is built on a cuDNN handle of its own, made for it on the building thread: cuDNN is
 // thread-safe across handles, never for one handle used by two threads at once. Once built, the
-// plan and its handle belong to whoever takes them; this thread never touches them again.
+// plan and its handle belong to whoever takes them; the building thread never touches them again.
+// kThreads threads build at once: with one, the second of two plans the search runs back to back
+// waited 0.66 s for the first to finish (call 80, a re-tune whose kernels were all compiled).
 #include <cuda.h>
 
 #include <condition_variable>
@@ -20,6 +22,7 @@
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "gpu/cudnn_graph.hpp"
 #include "gpu/cudnn_handle.hpp"
@@ -37,14 +40,16 @@ class PlanPrebuilder {
     double build_s = 0;  // how long building it took
   };
 
-  // ctx: the worker's context, made current on the building thread; plans built here run on
+  static constexpr int kThreads = 3;
+
+  // ctx: the worker's context, made current on the building threads; plans built here run on
   // `stream` (each handle's stream is set to it).
   PlanPrebuilder(CUcontext ctx, CUstream stream) : ctx_(ctx), stream_(stream) {}
-  ~PlanPrebuilder();  // waits for the build under way; the queued ones are dropped
+  ~PlanPrebuilder();  // waits for the builds under way; the queued ones are dropped
   PlanPrebuilder(const PlanPrebuilder&) = delete;
   PlanPrebuilder& operator=(const PlanPrebuilder&) = delete;
 
-  // Queues (d, key) unless it was asked for already. The thread starts on the first ask.
+  // Queues (d, key) unless it was asked for already. The threads start on the first ask.
   void ask(const gpu::GraphDesc& d, const gpu::EngineKey& key);
 
   // The plan for (d, key): nullptr when it was never asked for, or was still queued (dropped
@@ -65,11 +70,11 @@ class PlanPrebuilder {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Job> queued_;
-  std::optional<Job> building_;
+  std::vector<Job> building_;
   std::map<Job, std::unique_ptr<Built>> built_;
   std::map<Job, bool> asked_;  // every job ever asked for: a second ask is ignored
   bool stop_ = false;
-  std::thread thread_;  // last: started after everything it reads exists
+  std::vector<std::thread> threads_;  // last: started after everything they read exists
 };
 
 }  // namespace fusetune::tune

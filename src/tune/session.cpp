@@ -34,6 +34,7 @@ Session::Session(const SetupRequest& setup)
     : problem_(spec::parse(setup.problem)),
       math_(setup.math),
       device_(gpu::query_device(setup.device)),
+      ref_compiles_(std::in_place, problem_, device_.limits.arch_flag(), math_),
       ctx_(setup.device) {
   const auto t0 = Clock::now();
   ctx_.make_current();
@@ -52,7 +53,8 @@ Session::Session(const SetupRequest& setup)
                                  need / 1e9, double(mem.free_bytes) / 1e9));
 
   const std::string arch = device_.limits.arch_flag();
-  ref_ = std::make_unique<reference::GpuReference>(problem_, arch, math_);
+  ref_ = std::make_unique<reference::GpuReference>(problem_, math_, std::move(*ref_compiles_));
+  ref_compiles_.reset();
   pool_ = std::make_unique<BufferPool>(*ref_);
   const auto t_draws = Clock::now();
   draws_ = std::make_unique<InputDraws>(problem_, *ref_, cudnn_, setup.seed, draws, setup.inputs, s);

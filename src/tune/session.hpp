@@ -6,6 +6,7 @@
 // Lives only in the worker process (tune/worker_main.cpp): a fault kills it, not the tuner.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/math_mode.hpp"
@@ -47,6 +48,9 @@ class Session {
   spec::Problem problem_;
   MathMode math_;
   gpu::DeviceInfo device_;
+  // Started before the context: NVRTC needs none, so the reference's compiles overlap the
+  // context's and cuDNN handle's creation (RefCompiles).
+  std::optional<reference::RefCompiles> ref_compiles_;
   gpu::Context ctx_;  // first: destroyed last, after everything that lives in it
   gpu::Stream stream_;
   gpu::CudnnHandle cudnn_;
