@@ -14,8 +14,9 @@
 //   FUSETUNE_FAKE_HANG_GPU=D  GPU D's runs never answer (a hung variant)
 //   FUSETUNE_FAKE_LOG=FILE    each `run` appends "<device> <variant> <start> <end>" (steady-clock
 //                             microseconds) to FILE: which GPU ran what, and when
-//   FUSETUNE_FAKE_AHEAD_LOG=FILE  each `run` appends "<device> <variant> <ahead>" to FILE for
-//                             each plan it is asked to build ahead (RunRequest::prebuild)
+//   FUSETUNE_FAKE_AHEAD_LOG=FILE  each `run` appends "ahead <device> <variant> <plan>" to FILE for
+//                             each plan it is asked to build ahead (RunRequest::prebuild), then
+//                             "run <device> <variant>"
 #include <unistd.h>
 
 #include <chrono>
@@ -125,8 +126,11 @@ int main() {
         std::this_thread::sleep_for(std::chrono::milliseconds(device == env_int("FUSETUNE_FAKE_SLOW_GPU", -1) ? 4 * ms : ms));
       if (const char* log = std::getenv("FUSETUNE_FAKE_LOG"))
         std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << started << ' ' << now_us() << '\n';
-      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG"))
-        for (const auto& v : r.prebuild) std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << v.name << '\n';
+      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG")) {
+        std::ofstream f(log, std::ios::app);
+        for (const auto& v : r.prebuild) f << "ahead " << device << ' ' << r.variant.name << ' ' << v.name << '\n';
+        f << "run " << device << ' ' << r.variant.name << '\n';
+      }
       // As a real worker: the tuner's first GPU's choices for layouts it has none of.
       choices.insert(r.conv_choices.begin(), r.conv_choices.end());
       RunReply out;

@@ -89,15 +89,22 @@ TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
   EXPECT_GT(n, lines);
 }
 
+// Run from an empty directory: a tune without a trace path (what `tune` passes when
+// FUSETUNE_TRACE is unset) leaves it empty, so no default trace file appears anywhere relative.
 TEST(TuneTrace, WithoutAPathNoFileIsWritten) {
   const auto dir = temp("trace-dir");
   std::filesystem::create_directories(dir);
   const RemoveAtEnd cleanup{dir};
-  const auto before = std::filesystem::current_path();
-  std::filesystem::current_path(dir);
-  TuneOptions o = options();  // trace_path empty: what `tune` passes when FUSETUNE_TRACE is unset
-  const TuneReport rep = run_tune(spec::parse(kSpec), o);
-  std::filesystem::current_path(before);
+  struct Cwd {  // restored however the test ends, before the directory goes
+    std::filesystem::path before = std::filesystem::current_path();
+    ~Cwd() { std::filesystem::current_path(before); }
+  };
+  TuneReport rep;
+  {
+    const Cwd cwd;
+    std::filesystem::current_path(dir);
+    rep = run_tune(spec::parse(kSpec), options());
+  }
   EXPECT_TRUE(rep.winner);
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }

@@ -52,16 +52,27 @@ void GraphCache::run(const gpu::GraphDesc& d, const codegen::EngineKey& key, con
     const auto here = graphs_.find(d);
     if (it == ahead_built_.end() && !(here != graphs_.end() && here->second->built(key))) {
       double waited = 0;
-      if (auto b = ahead_->take(d, key, &waited)) {
-        if (b->error) std::rethrow_exception(b->error);
-        notes_.push_back(fmt::format("cuDNN plan of {} built ahead on a second thread in {:.2f} s; its first run "
+      std::unique_ptr<PlanPrebuilder::Built> b = ahead_->take(d, key, &waited);
+      if (b && b->error) {
+        // cuDNN's refusal is the configuration's answer, wherever it was built. Anything else
+        // (a handle or memory that another thread could not have) is retried here, inline.
+        try {
+          std::rethrow_exception(b->error);
+        } catch (const gpu::GraphRefused&) {
+          throw;
+        } catch (...) {
+          b.reset();
+        }
+      }
+      if (b) {
+        notes_.push_back(fmt::format("cuDNN plan of {} built ahead on another thread in {:.2f} s; its first run "
                                      "waited {:.2f} s for it",
                                      b->graph->name(key), b->build_s, waited));
         it = ahead_built_.emplace(std::make_pair(d, key), std::move(b)).first;
       }
     }
     if (it != ahead_built_.end()) {
-      // Its own handle, made for it on the building thread and used by this thread alone now.
+      // Its own handle, made for it on a building thread and used by this thread alone now.
       gpu::CudnnGraph& g = *it->second->graph;
       size_t bytes = 0;
       const CUdeviceptr ws = workspace(g.prepare(key), bytes);

@@ -39,9 +39,13 @@ class GraphCache {
   // with its reason. Throws gpu::GraphRefused when cuDNN refuses the graph itself.
   std::vector<gpu::GraphEngine> engines(const gpu::GraphDesc& d, size_t most = 0, bool build = true);
 
-  // Starts building the plan of configuration `key` on a thread of its own (PlanPrebuilder), for
-  // a run() to come. A no-op without a context, or for a plan built or asked for already.
+  // Starts building the plan of configuration `key` on another thread (PlanPrebuilder), for a
+  // run() to come. A no-op without a context, or for a plan built or asked for already.
   void prebuild(const gpu::GraphDesc& d, const codegen::EngineKey& key);
+  // No plan builds beside what follows (PlanPrebuilder::settle): before the re-timing rounds.
+  void settle() {
+    if (ahead_) ahead_->settle();
+  }
 
   // Enqueues the graph with configuration `key`, building its plan first if needed (or taking
   // the one prebuild() built). Throws gpu::GraphRefused when cuDNN refuses the configuration.

@@ -59,6 +59,12 @@ void PlanPrebuilder::drain() {
   changed_.wait(lock, [&] { return stop_ || (queued_.empty() && building_.empty()); });
 }
 
+void PlanPrebuilder::settle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  queued_.clear();
+  changed_.wait(lock, [&] { return building_.empty(); });
+}
+
 std::unique_ptr<PlanPrebuilder::Built> PlanPrebuilder::build(const Job& job) const {
   auto b = std::make_unique<Built>();
   const auto t0 = Clock::now();

@@ -1,5 +1,5 @@
 #pragma once
-// cuDNN graph plans built ahead, on a thread of the worker's own, while its main thread verifies
+// cuDNN graph plans built ahead, on threads of the worker's own, while its main thread verifies
 // and times other variants. A runtime-fused configuration (cudnn-fused) compiles its kernels
 // when its plan is built: 0.5 s each for kernelbench-31 on the H200, three of them run one after
 // another in a guided tune's measure phase (call 76's trace). The tuner names the configurations
@@ -59,6 +59,11 @@ class PlanPrebuilder {
 
   // Waits until everything asked for is built (tests: take() then finds each one built).
   void drain();
+  // Drops what is queued and waits for the builds under way: the re-timing rounds, whose figures
+  // are the reported ones, then run with no build beside them (module loads, NVRTC and handle
+  // creation on other threads could stall this thread's enqueues). A plan dropped here is built
+  // where it first runs, as without this class.
+  void settle();
 
  private:
   using Job = std::pair<gpu::GraphDesc, gpu::EngineKey>;

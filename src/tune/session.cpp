@@ -89,12 +89,17 @@ RunReply Session::run(const RunRequest& req) {
     return reply;
   }
   convs_->adopt(req.conv_choices);
-  // What the search runs next: built on a second thread while this one verifies and times.
-  for (const codegen::Variant& v : req.prebuild) {
-    const auto key = codegen::engine_of(v);
-    if (!key || !codegen::check_variant(v, problem_).empty()) continue;
-    for (const auto& st : v.plan)
-      if (st.kind() == codegen::StepKind::cudnn_graph) graphs_->prebuild(graphs_->desc(st.graph()), *key);
+  // What the search runs next: built on other threads while this one verifies and times. Advice
+  // only: nothing it throws (a thread that cannot start) may fail the run asked for.
+  try {
+    for (const codegen::Variant& v : req.prebuild) {
+      const auto key = codegen::engine_of(v);
+      if (!key || !codegen::check_variant(v, problem_).empty()) continue;
+      for (const auto& st : v.plan)
+        if (st.kind() == codegen::StepKind::cudnn_graph) graphs_->prebuild(graphs_->desc(st.graph()), *key);
+    }
+  } catch (const std::exception&) {
+    // each plan is then built where it first runs
   }
   try {
     Loaded l = load_variant(req.variant, req.cubin_path.empty() ? std::string() : read_file(req.cubin_path));
@@ -138,6 +143,7 @@ const Loaded& Session::ensure_loaded(const codegen::Variant& v, const std::strin
 }
 
 RetimeReply Session::retime(const RetimeRequest& req) {
+  graphs_->settle();  // the reported figures are timed with no plan building beside them
   std::vector<const Loaded*> plans;
   for (const auto& e : req.entries) plans.push_back(&ensure_loaded(e.variant, e.cubin_path));
   RetimeReply reply;

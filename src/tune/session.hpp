@@ -51,7 +51,7 @@ class Session {
   // Started before the context: NVRTC needs none, so the reference's compiles overlap the
   // context's and cuDNN handle's creation (RefCompiles).
   std::optional<reference::RefCompiles> ref_compiles_;
-  gpu::Context ctx_;  // first: destroyed last, after everything that lives in it
+  gpu::Context ctx_;  // before everything that lives in it: destroyed after them
   gpu::Stream stream_;
   gpu::CudnnHandle cudnn_;
   std::unique_ptr<reference::GpuReference> ref_;
