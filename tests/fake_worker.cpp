@@ -16,7 +16,8 @@
 //                             microseconds) to FILE: which GPU ran what, and when
 //   FUSETUNE_FAKE_AHEAD_LOG=FILE  each `run` appends "ahead <device> <variant> <plan>" to FILE for
 //                             each plan it is asked to build ahead (RunRequest::prebuild), then
-//                             "run <device> <variant>"
+//                             "run <device> <variant>"; each `retime` appends "retime <device>
+//                             sustained|interleaved"
 #include <unistd.h>
 
 #include <chrono>
@@ -149,6 +150,9 @@ int main() {
       reply = to_json(out);
     } else if (cmd == "retime") {
       const RetimeRequest r = retime_request_from_json(req);
+      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG"))
+        std::ofstream(log, std::ios::app) << "retime " << device << ' ' << (r.sustained ? "sustained" : "interleaved")
+                                          << '\n';
       RetimeReply out;
       for (const auto& e : r.entries) {
         TimeFigures t = figures(e.variant, 0, r.round);

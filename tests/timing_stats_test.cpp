@@ -127,6 +127,24 @@ TEST(TimingStats, PlanThatNeverSettlesStopsAtTheCap) {
   EXPECT_LT(figure, 5 * p.window_ms);
 }
 
+TEST(TimingStats, AFloorThatNeverSettlesStopsAtItsOwnShorterCap) {
+  // A floor is a reference, not a verdict: one that drifts for good (call 86: a 10 us conv, 3 s to
+  // the verdicts' cap) stops at floor_max_ms with its last complete windows as the figure.
+  SustainPolicy floor;
+  floor.settle = floor.floor_settle;
+  floor.max_ms = floor.floor_max_ms;
+  ASSERT_LT(floor.floor_max_ms, SustainPolicy{}.max_ms);
+  const auto [s, first] = run_until_settled([](double t) { return 1.0 + 0.0002 * t; }, floor);
+  double total = 0;
+  for (double x : s) total += x;
+  EXPECT_GE(total, floor.floor_max_ms);
+  EXPECT_LT(total, floor.floor_max_ms + 2 * floor.window_ms);
+  double figure = 0;
+  for (size_t i = first; i < s.size(); ++i) figure += s[i];
+  EXPECT_GE(figure, 3 * floor.window_ms);
+  EXPECT_LT(figure, 5 * floor.window_ms);
+}
+
 TEST(TimingStats, VerySlowPlanStopsAtTheCapWithTheSamplesAfterHeat) {
   const SustainPolicy p;
   const auto [s, first] = run_until_settled([](double) { return 1000.0; }, p);

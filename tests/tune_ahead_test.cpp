@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -23,8 +24,9 @@ namespace fusetune::tune {
 namespace {
 
 // One line of the fake worker's log, in the order the worker saw them: a plan asked for ahead
-// with the request for `run`, or (`ahead` empty) the run itself.
+// with the request for `run`, the run itself (`ahead` empty), or a re-timing request.
 struct Asked {
+  std::string kind;  // "run", "ahead" or "retime" (then `run` is "sustained" or "interleaved")
   int device = 0;
   std::string run, ahead;
 };
@@ -46,10 +48,9 @@ class TuneAhead : public ::testing::Test {
     std::string line;
     while (std::getline(in, line)) {
       std::istringstream ls(line);
-      std::string kind;
       Asked a;
-      ls >> kind >> a.device >> a.run;
-      if (kind == "ahead") ls >> a.ahead;
+      ls >> a.kind >> a.device >> a.run;
+      if (a.kind == "ahead") ls >> a.ahead;
       out.push_back(a);
     }
     return out;
@@ -75,6 +76,7 @@ TEST_F(TuneAhead, TheGuidedSearchNamesTheCudnnPlansItRanksNext) {
   std::set<std::pair<int, std::string>> seen, ran;
   bool ran_after = false;  // a configuration the search ran after it had been asked for ahead
   for (const Asked& x : log) {
+    if (x.kind == "retime") continue;
     if (x.ahead.empty()) {
       ran.insert({x.device, x.run});
       ran_after = ran_after || seen.count({x.device, x.run}) != 0;
@@ -88,6 +90,31 @@ TEST_F(TuneAhead, TheGuidedSearchNamesTheCudnnPlansItRanksNext) {
   }
   ASSERT_FALSE(seen.empty()) << "no cuDNN plan was asked for ahead";
   EXPECT_TRUE(ran_after);
+}
+
+// A cold guided tune (solutions still compiling as it begins) confirms the baselines first: the
+// worker's sustained re-timing comes before any solution runs and before any plan is asked for
+// ahead, so it never waits for a plan being built (call 83: it started at the search's first wait
+// for a compile, after two plans had been asked for, and waited 0.5 s for them).
+TEST_F(TuneAhead, AColdGuidedTuneConfirmsTheBaselinesBeforeAnyPlanIsAskedFor) {
+  const TuneReport rep = run_tune(spec::parse(kSpec), options("model"));
+  ASSERT_TRUE(rep.winner && rep.unfused && rep.cudnn);
+  ASSERT_TRUE(std::any_of(rep.notes.begin(), rep.notes.end(), [](const std::string& n) {
+    return n.starts_with("confirmation round of ") && n.find("run while the solutions compiled") != std::string::npos;
+  })) << "the baselines were not confirmed while the solutions compiled";
+  const std::vector<Asked> log = asked();
+  const auto first = [&](auto pred) {
+    return size_t(std::find_if(log.begin(), log.end(), pred) - log.begin());
+  };
+  const size_t retime = first([](const Asked& a) { return a.kind == "retime"; });
+  const size_t ahead = first([](const Asked& a) { return !a.ahead.empty(); });
+  const size_t solution = first([](const Asked& a) {
+    return a.kind == "run" && !a.run.starts_with("unfused.") && !a.run.starts_with("cudnn.");
+  });
+  ASSERT_LT(retime, log.size()) << "no re-timing request";
+  EXPECT_EQ(log[retime].run, "sustained");
+  EXPECT_LT(retime, ahead);
+  EXPECT_LT(retime, solution);
 }
 
 TEST_F(TuneAhead, TheExhaustiveSearchNamesNone) {

@@ -208,7 +208,10 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
     // The floor (cuDNN's conv alone) is the reference the report compares with, never a verdict:
     // its samples scatter 2% and its windows drift by more than 1% for seconds, which cost cold
     // tunes up to 3 s (calls 63-64); it settles within floor_settle.
-    if (l->variant.role() == codegen::Role::floor) policy.settle = policy.floor_settle;
+    if (l->variant.role() == codegen::Role::floor) {
+      policy.settle = policy.floor_settle;
+      policy.max_ms = policy.floor_max_ms;
+    }
     const auto t0 = Clock::now();
     Prepared p = prepare(*l, 3);
     // One sample is queued while the GPU runs the one before, so the GPU runs the plan back to

@@ -42,6 +42,9 @@ struct SustainPolicy {
   int settle_windows = 3;  // settled: this many consecutive windows' medians...
   double settle = 0.01;    // ...within this of their mean (3 windows: a drift of 0.5% per window shows)
   double floor_settle = 0.02;  // the same for a floor, a reference rather than a verdict (Timer)
+  // A floor's cap, for the same reason: cuDNN's 10 us NHWC conv, 46 to a sample, drifted for the
+  // whole 3 s cap and 5.1 s of wall time, on the path of a 13.4 s cold tune (call 86).
+  double floor_max_ms = 1000;
   double noise_widths = 4;  // ...or within this many standard errors of a window's median, if wider
   double max_ms = 3000;    // not settled by then: stop anyway
   int max_samples = 20000;

@@ -871,6 +871,13 @@ class TuneRun {
       if (!lanes_[0].session) start_session(0);
       ready_lanes(lanes_.size());
     }
+    // A cold tune (solutions still compiling): the first GPU confirms the baselines now, before
+    // the first pick, while the pool compiles. Started at the search's first wait for a compile
+    // instead, it waited for the cuDNN plans the picks before had asked to be built ahead (a
+    // re-timing round starts once none is building: PlanPrebuilder::settle), 0.5 s of call 83's
+    // cold #31 tune, and the search waited for it after its compile was in.
+    if (confirm_early_due() && std::any_of(idx.begin(), idx.end(), [&](size_t i) { return compile_pending(i); }))
+      start_confirm_early();
     const size_t width = lanes_.size();
     const auto t0 = Clock::now();
     std::string stop = "no unmeasured variant is predicted to beat the best by its margin";
@@ -893,12 +900,6 @@ class TuneRun {
         const size_t i = idx[*j];
         progress("verifying and timing (guided)", search.measured() + search.pending() + 1, idx.size(),
                  rep_.results[i].variant.name);
-        if (compile_pending(i) && confirm_early_due()) {
-          // The first GPU confirms the baselines while this compile finishes (and the other GPUs
-          // go on): it must be idle to start.
-          if (runner_->busy(0)) collect(0);
-          start_confirm_early();
-        }
         take_compiled(i);
         if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
           search.record(*j, std::nullopt);
@@ -1006,8 +1007,8 @@ class TuneRun {
   // --- the baselines' confirmation, early ---------------------------------------------------
   // The confirmation round's baseline and floor (the fastest unfused pipeline and the fastest
   // cuDNN conv alone, by their first pass) do not depend on the winner, and their sustained
-  // timing costs a second or two (call 57, #31: 0.66 s and 0.98 s). They are timed when the
-  // search first has to wait for a compile (a cold tune's GPU would idle through it); confirm()
+  // timing costs a second or two (call 57, #31: 0.66 s and 0.98 s). They are timed while the
+  // solutions compile (a cold tune's GPU would idle through its waits for compiles); confirm()
   // keeps these figures where the finalist round names the same plans and times any other itself.
   // Not run yet, and wanted: a full run's, once the first GPU holds its session.
   bool confirm_early_due() const { return !early_tried_ && !opt_.quick && lanes_[0].session; }
@@ -1045,7 +1046,7 @@ class TuneRun {
     }
     // Up to when its answer was taken: the search may have been busy then.
     add_note(fmt::format("confirmation round of {} run {}, {:.2f} s", fmt::join(names, " and "),
-                         opt_.strategy == "model" ? "while the search waited for a compile" : "before the solutions were measured",
+                         opt_.strategy == "model" ? "while the solutions compiled" : "before the solutions were measured",
                          std::chrono::duration<double>(Clock::now() - early_t0_).count()));
   }
 
@@ -1070,7 +1071,7 @@ class TuneRun {
     const std::optional<size_t> floor = fastest(ready(Role::floor));
     add(floor);
     progress("confirmation round", 0, 1, "");
-    // Plans confirmed while the search waited for a compile (confirm_early()) keep those figures.
+    // Plans confirmed while the solutions compiled (confirm_early()) keep those figures.
     std::vector<size_t> fresh, early;
     for (size_t i : round) (early_.count(rep_.results[i].variant.name) != 0 ? early : fresh).push_back(i);
     retime(fresh, TimeRound::confirmation);

@@ -11,8 +11,8 @@
 //              the worker lists (and builds, unless the guided search builds them as it runs them)
 //   measure    every other variant (the guided search: those it picks) verified on every draw,
 //              then timed on its own, on every GPU of `--devices` at once (tune/worker_lanes.hpp);
-//              `unfused`'s and the floor's confirmation runs here when the search first waits
-//              for a compile
+//              `unfused`'s and the floor's confirmation runs first on the first GPU when
+//              solutions are still compiling
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
 //              interleaved with the baselines; the fastest is the winner
 //   confirm    winner, runner-up, `unfused` and the fastest floor timed sustained, each alone:
