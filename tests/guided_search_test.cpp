@@ -247,6 +247,37 @@ TEST(GuidedSearch, LookaheadLeadsWithTheNextPickAndLeavesTheSearchAsItWas) {
   EXPECT_GT(checked, 10);  // the presets' and bench problems' recorded tunes
 }
 
+// The picks the tuner asks the worker to build cuDNN plans for (tuner.cpp, graphs_ahead): the
+// lookahead's head, led by the next pick, and empty once the search is done, so that no plan is
+// asked for that only the ranking's tail holds (call 87: one built while the finalist round
+// waited for it).
+TEST(GuidedSearch, PicksAreTheLookaheadsHeadAndNoneOnceTheSearchIsDone) {
+  int checked = 0;
+  for (const auto& l : recorded()) {
+    if (l.items.size() < 100) continue;
+    ++checked;
+    GuidedSearch s(l.items);
+    for (;;) {
+      const std::vector<size_t> picks = s.picks(6), ahead = s.lookahead(6);
+      ASSERT_LE(picks.size(), 6u);
+      ASSERT_LE(picks.size(), ahead.size());
+      EXPECT_TRUE(std::equal(picks.begin(), picks.end(), ahead.begin())) << l.file << " after " << s.measured();
+      const auto next = s.next();
+      if (!next) {
+        EXPECT_TRUE(picks.empty()) << l.file << ": picks after the search is done";
+        size_t unmeasured = 0;
+        for (size_t i = 0; i < l.items.size(); ++i) unmeasured += s.was_measured(i) ? 0 : 1;
+        EXPECT_EQ(ahead.size(), unmeasured) << l.file << ": the lookahead is the ranking's tail then";
+        break;
+      }
+      ASSERT_FALSE(picks.empty());
+      EXPECT_EQ(picks.front(), *next) << l.file << " after " << s.measured() << " measured";
+      s.record(*next, l.time[*next]);
+    }
+  }
+  EXPECT_GT(checked, 10);
+}
+
 // The tuner compiles the solutions on a pool while the search measures (compile_queue.hpp); a
 // variant the search asks for before the pool reached it is compiled while the search waits.
 // Simulated on every recorded landscape with the H200 host's figures (docs/perf-notes.md,

@@ -197,17 +197,22 @@ double GuidedSearch::expected_ms(size_t i) const {
   return best_ms_ > 0 ? best_ms_ : 1.0;
 }
 
-std::vector<size_t> GuidedSearch::lookahead(size_t n) const {
+std::vector<size_t> GuidedSearch::picks(size_t n) const {
   GuidedSearch s = *this;
   std::vector<size_t> out;
-  std::vector<bool> taken(items_.size(), false);
   while (out.size() < n) {
     const std::optional<size_t> j = s.next();
     if (!j) break;
     out.push_back(*j);
-    taken[*j] = true;
     s.record(*j, s.expected_ms(*j));
   }
+  return out;
+}
+
+std::vector<size_t> GuidedSearch::lookahead(size_t n) const {
+  std::vector<size_t> out = picks(n);
+  std::vector<bool> taken(items_.size(), false);
+  for (size_t j : out) taken[j] = true;
   for (size_t j : ranking())
     if (!taken[j]) out.push_back(j);
   return out;

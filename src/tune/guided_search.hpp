@@ -64,6 +64,11 @@ class GuidedSearch {
   // the items that tie for the very next pick. Costs n rankings (about 6 ms for n = 28 on a
   // 260-variant space on the dev machine).
   [[nodiscard]] std::vector<size_t> lookahead(size_t n) const;
+  // lookahead()'s head alone: up to n picks the search would make if every answer came back as it
+  // expects, none once it expects to stop. What the tuner asks the worker to build ahead
+  // (tuner.cpp): the ranking's head also holds items the search will never pick, and near its end
+  // only those (a cuDNN plan asked for there was built while the finalist round waited for it).
+  [[nodiscard]] std::vector<size_t> picks(size_t n) const;
   // Item i is being measured (on another GPU) and its answer is not in yet: neither next() nor
   // ranking() offers it again, and the models do not count it until record(i, ...). With
   // several GPUs the tuner keeps one item started per GPU (tuner.cpp, measure_guided()).

@@ -3,8 +3,9 @@
 // and times other variants. A runtime-fused configuration (cudnn-fused) compiles its kernels
 // when its plan is built: 0.5 s each for kernelbench-31 on the H200, three of them run one after
 // another in a guided tune's measure phase (call 76's trace). The tuner names the configurations
-// its search ranks next (RunRequest::prebuild); they are built here while the GPU is busy, and
-// GraphCache::run() takes the built plan instead of building it on the timed path's thread.
+// among its search's next predicted picks (RunRequest::prebuild); they are built here while the
+// GPU is busy, and GraphCache::run() takes the built plan instead of building it on the timed
+// path's thread.
 //
 // Each plan is built on a cuDNN handle of its own, made for it on the building thread: cuDNN is
 // thread-safe across handles, never for one handle used by two threads at once. Once built, the
