@@ -105,8 +105,7 @@ TEST(TimingStats, AFloorSettlesWithinItsWiderTolerance) {
   double total = 0;
   for (double x : s1) total += x;
   EXPECT_GE(total, verdict.max_ms);
-  SustainPolicy floor;
-  floor.settle = floor.floor_settle;
+  const SustainPolicy floor = sustain_policy(true, false);
   const auto [s2, first2] = run_until_settled(wobble, floor);
   total = 0;
   for (double x : s2) total += x;
@@ -130,19 +129,27 @@ TEST(TimingStats, PlanThatNeverSettlesStopsAtTheCap) {
 TEST(TimingStats, AFloorThatNeverSettlesStopsAtItsOwnShorterCap) {
   // A floor is a reference, not a verdict: one that drifts for good (call 86: a 10 us conv, 3 s to
   // the verdicts' cap) stops at floor_max_ms with its last complete windows as the figure.
-  SustainPolicy floor;
-  floor.settle = floor.floor_settle;
-  floor.max_ms = floor.floor_max_ms;
-  ASSERT_LT(floor.floor_max_ms, SustainPolicy{}.max_ms);
+  const SustainPolicy floor = sustain_policy(true, false);  // what Timer::sustained gives a floor
+  ASSERT_LT(floor.max_ms, SustainPolicy{}.max_ms);
+  EXPECT_EQ(sustain_policy(false, false).max_ms, SustainPolicy{}.max_ms);  // a verdict's cap stays
   const auto [s, first] = run_until_settled([](double t) { return 1.0 + 0.0002 * t; }, floor);
   double total = 0;
   for (double x : s) total += x;
-  EXPECT_GE(total, floor.floor_max_ms);
-  EXPECT_LT(total, floor.floor_max_ms + 2 * floor.window_ms);
+  EXPECT_GE(total, floor.max_ms);
+  EXPECT_LT(total, floor.max_ms + 2 * floor.window_ms);
   double figure = 0;
   for (size_t i = first; i < s.size(); ++i) figure += s[i];
   EXPECT_GE(figure, 3 * floor.window_ms);
   EXPECT_LT(figure, 5 * floor.window_ms);
+}
+
+TEST(TimingStats, APlanAfterAnotherHeatsLessAndOnlyTheFloorGetsTheLooserRule) {
+  const SustainPolicy first = sustain_policy(false, false), after = sustain_policy(false, true),
+                      floor = sustain_policy(true, true);
+  EXPECT_LT(after.heat_ms, first.heat_ms);
+  EXPECT_EQ(after.settle, first.settle);
+  EXPECT_GT(floor.settle, first.settle);
+  EXPECT_EQ(floor.heat_ms, after.heat_ms);
 }
 
 TEST(TimingStats, VerySlowPlanStopsAtTheCapWithTheSamplesAfterHeat) {

@@ -202,16 +202,7 @@ std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Load
                                                     std::vector<std::string>* notes) {
   std::map<std::string, TimeFigures> out;
   for (const Loaded* l : plans) {
-    SustainPolicy policy;
-    // The plans after the first follow one that held the GPU at its power limit just before.
-    if (l != plans.front()) policy.heat_ms = policy.reheat_ms;
-    // The floor (cuDNN's conv alone) is the reference the report compares with, never a verdict:
-    // its samples scatter 2% and its windows drift by more than 1% for seconds, which cost cold
-    // tunes up to 3 s (calls 63-64); it settles within floor_settle.
-    if (l->variant.role() == codegen::Role::floor) {
-      policy.settle = policy.floor_settle;
-      policy.max_ms = policy.floor_max_ms;
-    }
+    const SustainPolicy policy = sustain_policy(l->variant.role() == codegen::Role::floor, l != plans.front());
     const auto t0 = Clock::now();
     Prepared p = prepare(*l, 3);
     // One sample is queued while the GPU runs the one before, so the GPU runs the plan back to

@@ -67,6 +67,16 @@ std::vector<std::pair<size_t, size_t>> complete_windows(const std::vector<double
 
 }  // namespace
 
+SustainPolicy sustain_policy(bool floor, bool follows_another) {
+  SustainPolicy p;
+  if (follows_another) p.heat_ms = p.reheat_ms;
+  if (floor) {
+    p.settle = p.floor_settle;
+    p.max_ms = p.floor_max_ms;
+  }
+  return p;
+}
+
 std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy,
                                    const std::vector<double>& busy_ms) {
   const size_t n = sample_ms.size();
