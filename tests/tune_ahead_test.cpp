@@ -2,7 +2,8 @@
 // search names the cuDNN graph configurations among its next predicted picks to the worker that
 // runs the variant before them, so their runtime-compiled kernels build while the GPU is busy.
 // Each is named to a worker once, never the variant the same request runs, and only cudnn-fused
-// configurations are named. The exhaustive search builds every configuration when it lists them and names none.
+// configurations are named. The exhaustive search builds every configuration when it lists them
+// and names none.
 // tests/fake_worker.cpp logs what it is asked to build (FUSETUNE_FAKE_AHEAD_LOG).
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -50,6 +50,13 @@ struct SustainPolicy {
   int max_samples = 20000;
 };
 
+// The policy for one plan of a sustained round. `follows_another`: a plan timed right after
+// another one, which held the GPU at its power limit just before (reheat_ms). `floor`: the conv
+// alone, the reference the report compares with, never a verdict: its samples scatter 2% and its
+// windows drift by more than 1% for seconds (cold tunes lost up to 3 s to it in calls 63-64), so
+// it settles within floor_settle, and stops at floor_max_ms.
+[[nodiscard]] SustainPolicy sustain_policy(bool floor, bool follows_another);
+
 // Heat, windows and the cap count busy GPU time: busy_ms[i] is sample i's span on the GPU, the
 // L2 scrubs between its repetitions included (the figure itself is still made of sample_ms).
 // For a plan of microseconds the scrubs are most of that span (2 x 60 MB at about 3 TB/s is
@@ -61,13 +68,6 @@ struct SustainPolicy {
 // figure: the settled windows and the samples after them. At a cap: the last settle_windows
 // complete windows and after; with fewer complete windows (samples of hundreds of milliseconds),
 // every sample after the heat, else all of them. nullopt while more samples are needed.
-// The policy for one plan of a sustained round. `follows_another`: a plan timed right after
-// another one, which held the GPU at its power limit just before (reheat_ms). `floor`: the conv
-// alone, the reference the report compares with, never a verdict: its samples scatter 2% and its
-// windows drift by more than 1% for seconds (cold tunes lost up to 3 s to it in calls 63-64), so
-// it settles within floor_settle, and stops at floor_max_ms.
-[[nodiscard]] SustainPolicy sustain_policy(bool floor, bool follows_another);
-
 std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy,
                                    const std::vector<double>& busy_ms = {});
 

@@ -583,8 +583,9 @@ class TuneRun {
                                    size_t now) const {
     constexpr size_t kAhead = 2;
     std::vector<size_t> out;
-    for (size_t n = 0; n < picks.size() && n < kAheadLook && out.size() < kAhead; ++n) {
-      const size_t i = idx[picks[n]];
+    for (size_t j : picks) {  // at most kAheadLook: GuidedSearch::picks(kAheadLook)
+      if (out.size() == kAhead) break;
+      const size_t i = idx[j];
       const auto& r = rep_.results[i];
       if (i != now && r.status == Status::ok && r.variant.candidate == codegen::Candidate::cudnn_fused &&
           codegen::engine_of(r.variant))
