@@ -9,7 +9,9 @@ output against eager's, and prints a markdown table of medians and ratios. With 
 winner is also exported (`fusetune export --format torch`: the CUBIN `tune` verified and timed,
 in a PyTorch module with the model's parameters) and that module is timed beside them; the
 ratios then come from it, the artifact a user runs, rather than from the replay, which
-compiles the source again through CuPy.
+compiles the source again through CuPy. Unless --no-matmul, a cuBLAS matmul (torch.matmul, 8192 x
+8192 x 8192, TF32 under --math tf32, strict fp32 under fp32) runs in the same interleaved rounds:
+the tensor-core rate the library reaches in those conditions, beside each winner's conv rate.
 """
 import importlib.util
 import argparse
@@ -64,6 +66,10 @@ PRESETS = {
     "kernelbench-32": (Model32, (64, 64, 256, 256)),
 }
 
+# The matmul whose rate stands for cuBLAS's: large enough to run at its peak (1.1 TFLOP, about
+# 3 ms in TF32 on an H200), three 256 MiB fp32 matrices.
+MATMUL_N = 8192
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -74,6 +80,7 @@ def main():
     ap.add_argument("--presets", default="kernelbench-31,kernelbench-32")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--export", action="store_true", help="also time the winner's exported PyTorch module")
+    ap.add_argument("--no-matmul", action="store_true", help="skip the cuBLAS matmul rate in the same rounds")
     args = ap.parse_args()
 
     torch_math(args.math)
@@ -81,6 +88,10 @@ def main():
     rows = []
     unfused_rows = []
     other_rows = []
+    rate_rows = []
+    if not args.no_matmul:
+        mm_a, mm_b = (torch.rand(MATMUL_N, MATMUL_N, device="cuda") for _ in range(2))
+        mm_c = torch.empty(MATMUL_N, MATMUL_N, device="cuda")
     for preset in args.presets.split(","):
         model_cls, shape = PRESETS[preset]
         torch.manual_seed(0)
@@ -149,10 +160,20 @@ def main():
                 fns["replay"] = lambda: replay(x)
             if unfused:
                 fns["unfused"] = lambda: unfused(x)
+            if not args.no_matmul:
+                fns["matmul"] = lambda: torch.matmul(mm_a, mm_b, out=mm_c)
             t = bench_interleaved(fns)
             nan = (float("nan"),) * 3
             t_eager, t_comp, t_export, t_fuse = (t.get(k, nan)[0] for k in ("eager", "compile", "export", "replay"))
             t_unfused = t.get("unfused", nan)[0]
+            # The conv's FLOP (2 N K P Q C R S) at the winner's time; cuBLAS's rate in the same rounds.
+            k_out, c_in, r, s = model.conv.weight.shape
+            n_img, _, p_out, q_out = model.conv(x).shape
+            conv_gflop = 2 * n_img * k_out * p_out * q_out * c_in * r * s / 1e9
+            t_mm = t.get("matmul", nan)[0]
+            rate_rows.append((preset, win["name"], conv_gflop, t_export if t_export == t_export else
+                              t_fuse if t_fuse == t_fuse else win["time_ms"]["median"],
+                              2 * MATMUL_N ** 3 / 1e9 / t_mm if t_mm == t_mm else float("nan")))
             spread = "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (_, lo, hi) in t.items())
             print(f"{preset}: medians of {len(fns)} contenders over {INTERLEAVED_ROUNDS} interleaved rounds; ranges {spread}",
                   file=sys.stderr)
@@ -188,6 +209,13 @@ def main():
     print("|---|---|---|---|---|---|")
     for p, wname, tw, oname, to in other_rows:
         print(f"| {p} | {wname} | {tw:.3f} | {oname} | {to:.3f} | {to / tw:.2f}x |")
+    if rate_rows and not args.no_matmul:
+        print(f"\n| preset ({args.math}) | winner | conv GFLOP | winner ms (as above) | winner TFLOP/s | "
+              f"cuBLAS matmul {MATMUL_N}^3 TFLOP/s, same rounds | winner / cuBLAS |")
+        print("|---|---|---|---|---|---|---|")
+        for p, wname, gflop, tw, mm in rate_rows:
+            rate = gflop / tw
+            print(f"| {p} | {wname} | {gflop:.1f} | {tw:.3f} | {rate:.0f} | {mm:.0f} | {rate / mm:.2f} |")
     if not all(r[9] for r in rows):
         sys.exit(1)
 

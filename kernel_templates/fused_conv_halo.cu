@@ -2,11 +2,12 @@
 // design `fused-conv.halo`). One kernel computes the conv on TF32 tensor cores and applies the
 // whole epilogue to the accumulators; only the problem's output leaves the SM. NCHW input.
 //
-// GEMM view: M = output pixels, N = K output channels, K = C*R*S in (32-channel chunk, r, s,
-// channel in chunk) order, so a K tile of 32 is one filter tap of one chunk. A block owns a tile
-// of FT_TP output rows x FT_TQ output columns of one image (128 pixels; consumer warpgroup i the
-// pixels 64i .. 64i+63 in row-major order) and every output channel, ceil(K / FT_BN) column
-// tiles one after the other, so a channel reduction completes inside the block.
+// GEMM view: M = output pixels, N = K output channels, K = C*R*S in (32-channel chunk, s, r,
+// channel in chunk) order ((chunk, r, s, channel) where FT_AREUSE is off), so a K tile of 32 is
+// one filter tap of one chunk. A block owns a tile of FT_TP output rows x FT_TQ output columns of
+// one image (128 pixels; each consumer warpgroup a block of 64 of them, FT_CR rows x FT_CW
+// columns) and every output channel, ceil(K / FT_BN) column tiles one after the other, so a
+// channel reduction completes inside the block.
 //
 // Why a halo: fused_conv.cu gathers every im2col element on its own (R*S requests per input
 // value, measured as the limit: docs/perf-notes.md). Here the input rows the tile needs, with
@@ -153,6 +154,41 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #define FT_TILES_P ((FT_P + FT_TP - 1) / FT_TP)
 #define FT_TILES_Q ((FT_Q + FT_TQ - 1) / FT_TQ)
 #define FT_TILES ((long long)FT_N * FT_TILES_P * FT_TILES_Q)
+// A consumer's 64 pixels: a block of FT_CR rows x FT_CW columns of the tile, its local pixels px
+// row-major in it; consumer c's block starts at tile row c * FT_CBR and column c * FT_CBC. Tiles
+// 64 wide give each consumer 32 columns of both rows (not one row), so its block has two rows too.
+#if FT_TQ >= 64
+#define FT_CW (FT_TQ / 2)
+#define FT_CBR 0
+#define FT_CBC FT_CW
+#else
+#define FT_CW FT_TQ
+#define FT_CBR (64 / FT_TQ)
+#define FT_CBC 0
+#endif
+#define FT_CR (64 / FT_CW)
+#if FT_CR * FT_CW != 64
+#error "fused_conv_halo.cu: a consumer's 64 pixels must tile whole rows (FT_TQ a power of two)"
+#endif
+// Where a block has two rows or more, the MMA rows a thread holds (row0 and row0 + 8, ft_mrow_px)
+// are one pixel and the pixel below it. With the output stride equal to the filter's dilation
+// down the rows, the input rows tap (r + 1, s) reads for the upper pixel are the ones tap (r, s)
+// read for the lower: half of the A fragment is already in registers (FT_AREUSE), and the taps
+// run filter row fastest so the fragment to reuse is the last tap's. Why: the consumers' 16
+// shared-memory loads per tap were 36% of the warps' stalls (docs/perf-notes.md, "SS form");
+// with R = 3 this leaves 2 of 3 taps 8 of them.
+// Not with two epilogue warpgroups (consumers of 160 registers) or 3xTF32 (twice the fragments):
+// the copies' registers made ptxas serialize the MMAs there, or spill.
+#define FT_PAIR (FT_CR >= 2 && FT_CW % 8 == 0)
+#ifndef FT_AREUSE
+#define FT_AREUSE (FT_PAIR && FT_R > 1 && FT_STRIDE_H == FT_DIL_H && FT_EPI_WG != 2 && !FT_SPLIT)
+#endif
+#if FT_AREUSE && !FT_PAIR
+#error "fused_conv_halo.cu: FT_AREUSE needs paired MMA rows (FT_PAIR)"
+#endif
+// K tile t's filter tap (t < R*S): filter row fastest under FT_AREUSE, else filter column.
+__host__ __device__ constexpr int ft_tap_r(int t) { return FT_AREUSE ? t % FT_R : t / FT_S; }
+__host__ __device__ constexpr int ft_tap_s(int t) { return FT_AREUSE ? t / FT_R : t % FT_S; }
 // [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
 // generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
 #define FT_SMEM_NEEDED                                                                                  \
@@ -226,7 +262,8 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
   const int nt = (int)(blk / FT_KT), kt = (int)(blk % FT_KT);
   const int row = within >> 5, j = within & 31;
   const int kl = ((((j >> 2) ^ row) & 7) << 2) | (j & 3);
-  const int tap = kt % FT_RS, chunk = kt / FT_RS;
+  const int t = kt % FT_RS, chunk = kt / FT_RS;
+  const int tap = ft_tap_r(t) * FT_S + ft_tap_s(t);  // the filter's own (r, s) order
   const int n = nt * FT_BN + row, c = chunk * FT_CC + kl;
   const float v = (n < FT_K && c < FT_C) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
 #if FT_SPLIT
@@ -259,6 +296,21 @@ __device__ __forceinline__ void ft_tile_coords(long long tile, long long& n, int
   tp0 = (int)(tile % FT_TILES_P) * FT_TP;
   n = tile / FT_TILES_P;
 }
+
+// MMA row m (0..63, a consumer's) -> its local pixel: row-major, or paired down columns (FT_PAIR):
+// m = 16 w + 8 h + g is column 8 (w % (FT_CW / 8)) + g of block row 2 (w / (FT_CW / 8)) + h.
+__device__ __forceinline__ int ft_mrow_px(int m) {
+#if FT_PAIR
+  const int w = m >> 4, h = (m >> 3) & 1, g = m & 7;
+  constexpr int w8 = FT_CW / 8;
+  return (2 * (w / w8) + h) * FT_CW + 8 * (w % w8) + g;
+#else
+  return m;
+#endif
+}
+// Consumer c's local pixel px -> tile row and column.
+__device__ __forceinline__ int ft_px_row(int c, int px) { return c * FT_CBR + px / FT_CW; }
+__device__ __forceinline__ int ft_px_col(int c, int px) { return c * FT_CBC + px % FT_CW; }
 
 extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     ft_fused_conv(const float* __restrict__ x, const float* __restrict__ wpack, float* __restrict__ out,
@@ -477,8 +529,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           for (int i = 0; i < FT_BN / 2; ++i) {  // (FT_BN / 32) * 64 pixel-chunk pairs, 4 warps
             const int j = 4 * i + (tid >> 5);
             const int cb = j >> 6, px = j & 63;
-            const int m = 64 * c + px;
-            const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+            const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
             const long long pq = (long long)p * FT_Q + q;
             const int k = nt * FT_BN + 32 * cb + chn;
             if ((FT_K % FT_BN == 0 || k < FT_K) && p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
@@ -487,8 +538,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #else
           // a thread stores one pixel of every other channel; a warp 32 consecutive pixels of one
           const int px = tid & 63;
-          const int m = 64 * c + px;
-          const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+          const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
           const long long pq = (long long)p * FT_Q + q;
           if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
             float* const dst = out + n * FT_K * FT_PQ + pq;
@@ -522,8 +572,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       (void)epi_red;
       {
 #endif
-        const int m = 64 * c + px;
-        const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+        const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
         const long long pq = (long long)p * FT_Q + q;
         if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
           out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(red), 0, chan_s);
@@ -541,13 +590,15 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const int tid = (int)threadIdx.x - 128 * wg;
   const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, tq = lane & 3;
   const int row0 = 16 * warp + g;  // rows row0, row0 + 8 of this warpgroup's 64
+  // their pixels (the second one row below the first under FT_PAIR): where the accumulators go
+  const int px0 = ft_mrow_px(row0), px1 = ft_mrow_px(row0 + 8);
   // halo offsets (before the tile's misalignment) of the two pixels this thread feeds to the
   // MMAs, with this thread's channel tq folded in
   int pixb[2];
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
-    const int m = 64 * c + row0 + 8 * hf;
-    pixb[hf] = tq * FT_CHS + (m / FT_TQ) * FT_STRIDE_H * FT_HCP + (m % FT_TQ) * FT_STRIDE_W;
+    const int px = hf ? px1 : px0;
+    pixb[hf] = tq * FT_CHS + ft_px_row(c, px) * FT_STRIDE_H * FT_HCP + ft_px_col(c, px) * FT_STRIDE_W;
   }
   const unsigned long long desc0 = ft_smem_desc(smem0);
   int stage = 0;
@@ -594,19 +645,35 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
 #pragma unroll
         for (int tap = 0; tap < FT_RS; ++tap) {
-          const int r = tap / FT_S, s = tap % FT_S;
+          const int r = ft_tap_r(tap), s = ft_tap_s(tap);
           const int toff = r * FT_DIL_H * FT_HCP + s * FT_DIL_W;
           const int ab = tap % FT_AB;
+          // the last tap's: (tap - 1) % FT_AB, in flight in its MMAs (read, never written)
+          const int pb = (tap + FT_AB - 1) % FT_AB;
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
             const int o = 8 * ks * FT_CHS + toff;
-            a[ab][ks][0] = __float_as_uint(hv0[o]);
+            if (FT_AREUSE && r > 0) {
+              // the upper pixel's input rows are the ones the lower pixel's were at tap (r - 1, s)
+              a[ab][ks][0] = a[pb][ks][1];
+              a[ab][ks][2] = a[pb][ks][3];
+#if FT_SPLIT
+              as[ab][ks][0] = as[pb][ks][1];
+              as[ab][ks][2] = as[pb][ks][3];
+#endif
+            } else {
+              a[ab][ks][0] = __float_as_uint(hv0[o]);
+              a[ab][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
+#if FT_SPLIT
+              ft_split(a[ab][ks][0], a[ab][ks][0], as[ab][ks][0]);
+              ft_split(a[ab][ks][2], a[ab][ks][2], as[ab][ks][2]);
+#endif
+            }
             a[ab][ks][1] = __float_as_uint(hv1[o]);
-            a[ab][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
             a[ab][ks][3] = __float_as_uint(hv1[o + 4 * FT_CHS]);
 #if FT_SPLIT
-#pragma unroll
-            for (int e = 0; e < 4; ++e) ft_split(a[ab][ks][e], a[ab][ks][e], as[ab][ks][e]);
+            ft_split(a[ab][ks][1], a[ab][ks][1], as[ab][ks][1]);
+            ft_split(a[ab][ks][3], a[ab][ks][3], as[ab][ks][3]);
 #endif
           }
           ft_mbar_wait(b_full + 8 * stage, phase);
@@ -665,8 +732,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
             const int col = 8 * i + 2 * tq + hh;
-            buf[col * FT_EPI_PITCH + row0] = acc[4 * i + hh];
-            buf[col * FT_EPI_PITCH + row0 + 8] = acc[4 * i + 2 + hh];
+            buf[col * FT_EPI_PITCH + px0] = acc[4 * i + hh];
+            buf[col * FT_EPI_PITCH + px1] = acc[4 * i + 2 + hh];
           }
         }
       }
@@ -691,14 +758,15 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       for (int cb = 0; cb < FT_BN / 32; ++cb) {
 #pragma unroll
         for (int i = 4 * cb; i < 4 * cb + 4; ++i) {
-          // this thread's two columns (a pair of channels) of rows row0 and row0 + 8
+          // this thread's two columns (a pair of channels) of its pixels px0 and px1
           const int col = 8 * i + 2 * tq;
           const int k = nt * FT_BN + col;
           const bool k0 = FT_K % FT_BN == 0 || k < FT_K, k1 = FT_K % FT_BN == 0 || k + 1 < FT_K;
-          float* const at = epi + row0 * FT_EPI_NHWC_PITCH + (col - 32 * cb);
+          float* const at = epi + px0 * FT_EPI_NHWC_PITCH + (col - 32 * cb);
+          float* const at1 = epi + px1 * FT_EPI_NHWC_PITCH + (col - 32 * cb);
           *reinterpret_cast<float2*>(at) = make_float2(k0 ? ft_epilogue_value(acc[4 * i], k, chan_s) : 0.f,
                                                        k1 ? ft_epilogue_value(acc[4 * i + 1], k + 1, chan_s) : 0.f);
-          *reinterpret_cast<float2*>(at + 8 * FT_EPI_NHWC_PITCH) =
+          *reinterpret_cast<float2*>(at1) =
               make_float2(k0 ? ft_epilogue_value(acc[4 * i + 2], k, chan_s) : 0.f,
                           k1 ? ft_epilogue_value(acc[4 * i + 3], k + 1, chan_s) : 0.f);
         }
@@ -709,8 +777,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
         for (int it = 0; it < 4; ++it) {
           const int idx = 128 * it + tid;
           const int px = idx >> 3, c4 = 4 * (idx & 7);
-          const int m = 64 * c + px;
-          const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+          const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
           const long long pq = (long long)p * FT_Q + q;
           const int k = nt * FT_BN + 32 * cb + c4;
           if (p < FT_P && q < FT_Q && (FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips(n, pq)) {
@@ -739,8 +806,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             const int col = 8 * i + 2 * tq + hh;
             const int k = nt * FT_BN + col;
             if (FT_K % FT_BN == 0 || k < FT_K) {
-              epi[(col - 32 * cb) * FT_EPI_PITCH + row0] = ft_epilogue_value(acc[4 * i + hh], k, chan_s);
-              epi[(col - 32 * cb) * FT_EPI_PITCH + row0 + 8] = ft_epilogue_value(acc[4 * i + 2 + hh], k, chan_s);
+              epi[(col - 32 * cb) * FT_EPI_PITCH + px0] = ft_epilogue_value(acc[4 * i + hh], k, chan_s);
+              epi[(col - 32 * cb) * FT_EPI_PITCH + px1] = ft_epilogue_value(acc[4 * i + 2 + hh], k, chan_s);
             }
           }
         }
@@ -748,8 +815,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
         {
           // a thread stores one pixel of 16 channels; a warp 32 consecutive pixels of a channel
           const int px = tid & 63;
-          const int m = 64 * c + px;
-          const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+          const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
           const long long pq = (long long)p * FT_Q + q;
           if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq)) {
             float* const dst = out + n * FT_K * FT_PQ + pq;
@@ -775,8 +841,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     if (tq == 0) {
 #pragma unroll
       for (int hf = 0; hf < 2; ++hf) {
-        const int m = 64 * c + row0 + 8 * hf;
-        const int p = tp0 + m / FT_TQ, q = tq0 + m % FT_TQ;
+        const int px = hf ? px1 : px0;
+        const int p = tp0 + ft_px_row(c, px), q = tq0 + ft_px_col(c, px);
         const long long pq = (long long)p * FT_Q + q;
         if (p < FT_P && q < FT_Q && !ft_plant_skips(n, pq))
           out[n * FT_PQ + pq] = ft_chain_post(ft_reduce_finish(hf ? red1 : red0), 0, chan_s);

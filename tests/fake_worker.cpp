@@ -18,6 +18,10 @@
 //                             each plan it is asked to build ahead (RunRequest::prebuild), then
 //                             "run <device> <variant>"; each `retime` appends "retime <device>
 //                             sustained|interleaved"
+//   FUSETUNE_FAKE_POLICY_LOG=FILE  each `run` appends "<variant> <behind_ms>" (its first pass's
+//                             out-of-reach cut, TimingPolicy::behind_ms) to FILE
+//   FUSETUNE_FAKE_SOLUTION_MS=T    every solution's kernel steps take T ms more (solutions as slow
+//                             as the baselines: within their reach)
 #include <unistd.h>
 
 #include <chrono>
@@ -64,7 +68,11 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
     if (st.timed) {
       switch (st.kind()) {
         case codegen::StepKind::cudnn_conv: ms = st.conv().layout == spec::Layout::nhwc ? 0.5 : 1.0; break;
-        case codegen::StepKind::kernel: ms = 0.1 + 0.2 * name_hash(v.name + st.kernel().name); break;
+        case codegen::StepKind::kernel:
+          ms = 0.1 + 0.2 * name_hash(v.name + st.kernel().name);
+          if (const char* add = std::getenv("FUSETUNE_FAKE_SOLUTION_MS"); add && v.role() == codegen::Role::solution)
+            ms += std::atof(add);
+          break;
         case codegen::StepKind::cudnn_graph: ms = 0.4 + 0.2 * name_hash(v.name); break;
       }
     }
@@ -127,6 +135,8 @@ int main() {
         std::this_thread::sleep_for(std::chrono::milliseconds(device == env_int("FUSETUNE_FAKE_SLOW_GPU", -1) ? 4 * ms : ms));
       if (const char* log = std::getenv("FUSETUNE_FAKE_LOG"))
         std::ofstream(log, std::ios::app) << device << ' ' << r.variant.name << ' ' << started << ' ' << now_us() << '\n';
+      if (const char* log = std::getenv("FUSETUNE_FAKE_POLICY_LOG"))
+        std::ofstream(log, std::ios::app) << r.variant.name << ' ' << r.timing.behind_ms << '\n';
       if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG")) {
         std::ofstream f(log, std::ios::app);
         for (const auto& v : r.prebuild) f << "ahead " << device << ' ' << r.variant.name << ' ' << v.name << '\n';

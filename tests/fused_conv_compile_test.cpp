@@ -192,6 +192,34 @@ TEST(FusedConvCompile, Every3xTf32PresetVariantCompilesForSm90a) {
   }
 }
 
+// v13 (docs/perf-notes.md): a consumer thread's two MMA rows are one pixel and the one below it,
+// so where the filter row advances it takes half of the tap's A fragment from the last tap's
+// registers (FT_AREUSE): 2 of every 3 taps of a 3 x 3 filter load 8 values from shared memory
+// instead of 16 (on the H200 2-5% of the kernel). A change that lost it (rows no longer paired, or
+// taps no longer filter row fastest) would still compile and verify, only slower: counted in the
+// PTX of #31's winner, against the same variant with the reuse turned off (-DFT_AREUSE=0).
+TEST(FusedConvCompile, TheConsumersReuseHalfOfTheLastTapsFragment) {
+  const auto count_lds = [](const gpu::CompileResult& r) {
+    size_t n = 0;
+    for (size_t at = r.ptx.find("ld.shared"); at != std::string::npos; at = r.ptx.find("ld.shared", at + 1)) ++n;
+    return n;
+  };
+  bool found = false;
+  for (const auto& v : fused(*spec::preset_spec("kernelbench-31"))) {
+    if (v.name != "fused-conv.halo.p4.n128.s4.e1") continue;
+    found = true;
+    gpu::CompileOptions on = compile_options(v, "sm_90", false), off = on;
+    off.extra.push_back("-DFT_AREUSE=0");
+    const auto with = gpu::compile_cuda(v.source, v.name + ".cu", on);
+    const auto without = gpu::compile_cuda(v.source, v.name + ".cu", off);
+    ASSERT_TRUE(with.ok() && without.ok()) << with.log << without.log;
+    // Two 32-channel chunks (C = 64), each with 6 taps past their filter row's first: 8 loads fewer
+    // each.
+    EXPECT_EQ(count_lds(without) - count_lds(with), 2u * 6u * 8u) << count_lds(without) << " " << count_lds(with);
+  }
+  EXPECT_TRUE(found) << "#31's winner is no longer in the space: pick another variant for this check";
+}
+
 TEST(FusedConvRecord, StoredWinnerIsTracedAndItsCubinRebuiltForSm90a) {
   const spec::Problem problem = exporter::testing::preset("kernelbench-32");
   // an fp32 winner is a 3xTF32 variant: what `tune --math fp32` generates

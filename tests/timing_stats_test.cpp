@@ -55,6 +55,21 @@ TEST(TimingStats, FirstPassStopsOnSpreadRepsOrTime) {
   EXPECT_TRUE(timing_done({900.0}, p, 4 * p.max_seconds + 1));        // one very slow plan
 }
 
+// A noisy plan already out of reach of the best one stops at min_reps: its first quartile is
+// above the cut the tuner gives (1.25x the best first pass), so more samples decide nothing.
+TEST(TimingStats, ANoisyPlanOutOfReachStopsAtTheFewestSamples) {
+  TimingPolicy p;
+  std::vector<double> noisy;  // 1.0 and 1.2 alternating: 20% spread, first quartile 1.0
+  for (int i = 0; i < 10; ++i) noisy.push_back(i % 2 ? 1.0 : 1.2);
+  EXPECT_FALSE(timing_done(noisy, p, 0.01)) << "no cut: the spread rule keeps sampling";
+  p.behind_ms = 0.99;
+  EXPECT_TRUE(timing_done(noisy, p, 0.01)) << "all of it behind the cut";
+  p.behind_ms = 1.1;
+  EXPECT_FALSE(timing_done(noisy, p, 0.01)) << "a quarter of its samples are within the cut";
+  p.behind_ms = 0.5;
+  EXPECT_FALSE(timing_done(std::vector<double>(9, 1.0), p, 0.01)) << "min_reps first";
+}
+
 TEST(TimingStats, SteadyPlanSettlesAfterHeatAndThreeWindows) {
   const SustainPolicy p;
   // 1 ms samples: 300 of heat, then three windows of 100.

@@ -8,6 +8,10 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
 
 #include "codegen/cudnn_engine.hpp"
 #include "codegen/generate.hpp"
@@ -176,6 +180,96 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
   };
   check_finalists(run_tune(problem, o), widest, alone);
   EXPECT_GT(widest, 2u) << "no design had a third finalist: the 10% rule went untested";
+}
+
+// The finalist round re-times a baseline or floor only where its figure can change an outcome
+// (tuner.cpp, round_references): a baseline within 25% of the best solution (it could win), or
+// one of two of a role within 10% of each other (the round says which is the fastest). The rest
+// keep their first pass; the fastest of each role is confirmed sustained either way. Counts the
+// references `rep` left at their first pass and the baselines within reach.
+void check_references(const TuneReport& rep, size_t& kept, size_t& in_reach_seen) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& r : rep.results)
+    if (r.verified && r.variant.role() == Role::solution) best = std::min(best, r.time.median_ms);
+  for (Role role : {Role::baseline, Role::floor}) {
+    std::vector<const VariantResult*> rs;
+    for (const auto& r : rep.results)
+      if (r.verified && r.variant.role() == role) rs.push_back(&r);
+    for (const auto* r : rs) {
+      bool contested = false;
+      for (const auto* o : rs)
+        if (o != r && o->time.median_ms <= 1.08 * r->time.median_ms && r->time.median_ms <= 1.08 * o->time.median_ms)
+          contested = true;
+      const bool in_reach = role == Role::baseline && r->time.median_ms <= 1.2 * best;
+      in_reach_seen += in_reach ? 1 : 0;
+      if (r->time.round == TimeRound::first_pass) {
+        ++kept;
+        EXPECT_FALSE(contested) << r->variant.name << ": within 8% of another of its role, left out of the round";
+        EXPECT_FALSE(in_reach) << r->variant.name << ": within 20% of the best solution, left out of the round";
+      } else if (r->time.round == TimeRound::finalists) {
+        EXPECT_TRUE(contested || r->time.median_ms <= 1.3 * best)
+            << r->variant.name << ": out of reach and uncontested, re-timed for nothing";
+      }
+    }
+  }
+}
+
+TEST(TunePhases, TheFinalistRoundRetimesOnlyTheReferencesItCanDecide) {
+  size_t kept = 0, in_reach = 0;
+  // The fake fused conv has no conv step: every baseline is far behind it, and the two cuDNN
+  // convs (1.0 and 0.5 ms) are far apart.
+  const auto rep = fake_tune(kSpec, "");
+  check_references(rep, kept, in_reach);
+  EXPECT_GE(kept, 2u) << "the slower floor and an unfused pipeline should have kept their first pass";
+  for (const auto& r : rep.results) {
+    if (r.variant.role() == Role::floor) {
+      EXPECT_NE(r.time.round, TimeRound::finalists) << r.variant.name;
+    }
+  }
+  // Solutions as slow as the baselines (1.5 ms more per kernel): every baseline is within reach.
+  ::setenv("FUSETUNE_FAKE_SOLUTION_MS", "1.5", 1);
+  const size_t kept_before = kept;
+  check_references(fake_tune(kSpec, ""), kept, in_reach);
+  ::unsetenv("FUSETUNE_FAKE_SOLUTION_MS");
+  EXPECT_GE(in_reach, 2u) << "no baseline within reach: that rule went untested";
+  EXPECT_EQ(kept - kept_before, 1u) << "only the slower floor keeps its first pass";
+}
+
+// A solution's first pass stops early once it is out of reach of the best solution measured
+// before it (TimingPolicy::behind_ms, 1.25x that best; timing_stats_test.cpp tests the rule):
+// the tuner names the cut in each run request, none before the first solution is in.
+TEST(TunePhases, FirstPassesAreCutAtAQuarterBehindTheBestSoFar) {
+  const std::string log =
+      (std::filesystem::path(::testing::TempDir()) / ("policy." + std::to_string(getpid()) + ".log")).string();
+  std::filesystem::remove(log);
+  ::setenv("FUSETUNE_FAKE_POLICY_LOG", log.c_str(), 1);
+  const auto rep = fake_tune(kSpec, "");
+  ::unsetenv("FUSETUNE_FAKE_POLICY_LOG");
+  std::map<std::string, const VariantResult*> by_name;
+  for (const auto& r : rep.results) by_name[r.variant.name] = &r;
+  std::ifstream in(log);
+  std::string name;
+  double behind = 0;
+  double best = std::numeric_limits<double>::infinity();
+  size_t cut = 0;
+  while (in >> name >> behind) {
+    ASSERT_TRUE(by_name.count(name)) << name;
+    const auto* r = by_name[name];
+    if (r->variant.role() != Role::solution) {
+      EXPECT_EQ(behind, 0.0) << name << ": a baseline's or floor's first pass is never cut";
+      continue;
+    }
+    if (std::isinf(best)) {
+      EXPECT_EQ(behind, 0.0) << name << ": no solution measured before it";
+    } else {
+      // The re-timed figures are the first pass's within the fake's +-1% (the median takes 0).
+      EXPECT_NEAR(behind, 1.25 * best, 1e-9) << name;
+      ++cut;
+    }
+    if (r->verified) best = std::min(best, r->time.median_ms);
+  }
+  std::filesystem::remove(log);
+  EXPECT_GE(cut, 3u);
 }
 
 // The figures reported and stored come from a sustained confirmation round (each plan alone,

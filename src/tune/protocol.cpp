@@ -35,7 +35,7 @@ int round_index(TimeRound r) {
 
 nlohmann::json timing_to_json(const TimingPolicy& p) {
   return {{"warmup", p.warmup}, {"min_reps", p.min_reps}, {"max_reps", p.max_reps}, {"max_seconds", p.max_seconds},
-          {"target_spread", p.target_spread}};
+          {"target_spread", p.target_spread}, {"behind_ms", p.behind_ms}};
 }
 
 TimingPolicy timing_from_json(const nlohmann::json& j) {
@@ -45,6 +45,7 @@ TimingPolicy timing_from_json(const nlohmann::json& j) {
   p.max_reps = j.at("max_reps");
   p.max_seconds = j.at("max_seconds");
   p.target_spread = j.at("target_spread");
+  p.behind_ms = j.value("behind_ms", 0.0);
   return p;
 }
 

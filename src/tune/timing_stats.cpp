@@ -37,7 +37,9 @@ bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy,
   if (n >= policy.max_reps) return true;
   if (n < policy.min_reps) return spent_seconds > 4 * policy.max_seconds;  // a very slow plan
   if (spent_seconds >= policy.max_seconds) return true;
-  return summarize(samples).spread() < policy.target_spread;
+  const TimingSummary s = summarize(samples);
+  if (policy.behind_ms > 0 && s.q1 > policy.behind_ms) return true;
+  return s.spread() < policy.target_spread;
 }
 
 namespace {

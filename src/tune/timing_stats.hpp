@@ -13,6 +13,11 @@ struct TimingPolicy {
   int max_reps = 200;
   double max_seconds = 1.5;     // per variant, summed kernel time
   double target_spread = 0.02;  // stop when (q3 - q1) / median is below this
+  // Stop too once min_reps samples' first quartile is above this (ms; 0: never): the plan is
+  // out of reach of the best one measured, and a tight figure of it would decide nothing. A
+  // cuDNN conv step keeps a pipeline's spread above 2%: on #31 one such variant 47% behind the
+  // best ran all 200 samples in every cold tune, 0.33 s (docs/runs/2026-12-04/call90-picks-ahead-31).
+  double behind_ms = 0;
 };
 
 struct TimingSummary {
@@ -23,8 +28,8 @@ struct TimingSummary {
 
 TimingSummary summarize(std::vector<double> samples);
 
-// True when enough samples were taken: at least min_reps and either the spread is small,
-// max_reps is reached or the time cap is spent.
+// True when enough samples were taken: at least min_reps and either the spread is small, the
+// first quartile is above behind_ms, max_reps is reached or the time cap is spent.
 bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy, double spent_seconds);
 
 // The confirmation round runs each plan alone, back to back, until its time settles: a heavy

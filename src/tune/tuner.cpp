@@ -609,6 +609,10 @@ class TuneRun {
       // rounds. Up to 200 samples of a 3.6 ms unfused pipeline was 0.7 s of a cold tune.
       req.timing.max_reps = 40;
       req.timing.max_seconds = 0.25;
+    } else if (const auto best = fastest(ready(Role::solution))) {
+      // A solution this far behind the best measured so far cannot be a finalist beside it
+      // (finalists(): a design out of reach sends its best alone, re-timed there anyway).
+      req.timing.behind_ms = (1 + kOutOfReach) * rep_.results[*best].time.median_ms;
     }
     // The run's conv choices (the first GPU's, or another's for a layout the first has not run):
     // every GPU runs the same conv, and none searches for one already chosen.
@@ -990,12 +994,36 @@ class TuneRun {
       finalists_.insert(finalists_.end(), idx.begin(), idx.end());
     }
     round = finalists_;
-    for (size_t i : ready(Role::baseline)) round.push_back(i);
-    for (size_t i : ready(Role::floor)) round.push_back(i);
+    for (Role role : {Role::baseline, Role::floor})
+      for (size_t i : round_references(ready(role), role == Role::baseline ? std::optional(best) : std::nullopt))
+        round.push_back(i);
     progress("re-timing finalists interleaved", 0, 1, "");
     retime(round, TimeRound::finalists);
     pick_winner();
     return true;
+  }
+
+  // The baselines (or floors) that the finalist round re-times: only where its figures can
+  // change an outcome. A baseline within reach of the best solution could win (`reach`: the
+  // best solution's estimate, infinite with none; no reach for floors, which never win). Two of
+  // one role within kFinalistMargin of each other: the round says which is the fastest, the one
+  // the report compares with and the confirmation round times. The others keep their first
+  // passes; the fastest of each role is timed sustained in the confirmation round (or was,
+  // early). On #31 the two unfused pipelines and two cuDNN convs were 44% of each finalist
+  // round's GPU time (docs/runs/2026-12-04/call90-picks-ahead-31).
+  std::vector<size_t> round_references(std::vector<size_t> idx, std::optional<double> reach) const {
+    auto median = [&](size_t i) { return rep_.results[i].time.median_ms; };
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return median(a) < median(b); });
+    std::vector<size_t> out;
+    if (idx.empty()) return out;
+    const double t0 = median(idx[0]);
+    const bool contested = idx.size() > 1 && median(idx[1]) <= (1 + kFinalistMargin) * t0;
+    for (size_t i : idx) {
+      const bool near_fastest = contested && median(i) <= (1 + kFinalistMargin) * t0;
+      const bool could_win = reach && estimate(i) <= (1 + kOutOfReach) * *reach;
+      if (near_fastest || could_win) out.push_back(i);
+    }
+    return out;
   }
 
   void pick_winner() {
