@@ -168,8 +168,10 @@ def main():
             t_unfused = t.get("unfused", nan)[0]
             # The conv's FLOP (2 N K P Q C R S) at the winner's time; cuBLAS's rate in the same rounds.
             k_out, c_in, r, s = model.conv.weight.shape
-            n_img, _, p_out, q_out = model.conv(x).shape
-            conv_gflop = 2 * n_img * k_out * p_out * q_out * c_in * r * s / 1e9
+            cv = model.conv
+            p_out, q_out = ((x.shape[2 + d] + 2 * cv.padding[d] - cv.dilation[d] * (cv.kernel_size[d] - 1) - 1)
+                            // cv.stride[d] + 1 for d in (0, 1))
+            conv_gflop = 2 * x.shape[0] * k_out * p_out * q_out * c_in * r * s / 1e9
             t_mm = t.get("matmul", nan)[0]
             rate_rows.append((preset, win["name"], conv_gflop, t_export if t_export == t_export else
                               t_fuse if t_fuse == t_fuse else win["time_ms"]["median"],

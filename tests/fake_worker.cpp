@@ -22,6 +22,7 @@
 //                             out-of-reach cut, TimingPolicy::behind_ms) to FILE
 //   FUSETUNE_FAKE_SOLUTION_MS=T    every solution's kernel steps take T ms more (solutions as slow
 //                             as the baselines: within their reach)
+//   FUSETUNE_FAKE_NCHW_CONV_MS=T   the NCHW conv step takes T ms instead of 1.0
 #include <unistd.h>
 
 #include <chrono>
@@ -67,7 +68,11 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
     double ms = 0;
     if (st.timed) {
       switch (st.kind()) {
-        case codegen::StepKind::cudnn_conv: ms = st.conv().layout == spec::Layout::nhwc ? 0.5 : 1.0; break;
+        case codegen::StepKind::cudnn_conv:
+          ms = st.conv().layout == spec::Layout::nhwc ? 0.5 : 1.0;
+          if (const char* nchw = std::getenv("FUSETUNE_FAKE_NCHW_CONV_MS"); nchw && st.conv().layout != spec::Layout::nhwc)
+            ms = std::atof(nchw);
+          break;
         case codegen::StepKind::kernel:
           ms = 0.1 + 0.2 * name_hash(v.name + st.kernel().name);
           if (const char* add = std::getenv("FUSETUNE_FAKE_SOLUTION_MS"); add && v.role() == codegen::Role::solution)

@@ -65,7 +65,7 @@ TEST(TimingStats, ANoisyPlanOutOfReachStopsAtTheFewestSamples) {
   p.behind_ms = 0.99;
   EXPECT_TRUE(timing_done(noisy, p, 0.01)) << "all of it behind the cut";
   p.behind_ms = 1.1;
-  EXPECT_FALSE(timing_done(noisy, p, 0.01)) << "a quarter of its samples are within the cut";
+  EXPECT_FALSE(timing_done(noisy, p, 0.01)) << "half of its samples are within the cut";
   p.behind_ms = 0.5;
   EXPECT_FALSE(timing_done(std::vector<double>(9, 1.0), p, 0.01)) << "min_reps first";
 }
