@@ -61,6 +61,12 @@ class Model32(nn.Module):  # KernelBench level 2, problem 32: Conv2d_Scaling_Min
         return self.conv.bias.detach().clone()
 
 
+def shown_ms(t_export, t_replay, t_own):
+    """The fusetune figure the ratios use: the exported module's, else the replay's, else (a cuDNN
+    graph, which the replay cannot run) fusetune's own timing. NaN marks a figure not taken."""
+    return t_export if t_export == t_export else t_replay if t_replay == t_replay else t_own
+
+
 PRESETS = {
     "kernelbench-31": (Model31, (128, 64, 128, 128)),
     "kernelbench-32": (Model32, (64, 64, 256, 256)),
@@ -173,8 +179,7 @@ def main():
                             // cv.stride[d] + 1 for d in (0, 1))
             conv_gflop = 2 * x.shape[0] * k_out * p_out * q_out * c_in * r * s / 1e9
             t_mm = t.get("matmul", nan)[0]
-            rate_rows.append((preset, win["name"], conv_gflop, t_export if t_export == t_export else
-                              t_fuse if t_fuse == t_fuse else win["time_ms"]["median"],
+            rate_rows.append((preset, win["name"], conv_gflop, shown_ms(t_export, t_fuse, win["time_ms"]["median"]),
                               2 * MATMUL_N ** 3 / 1e9 / t_mm if t_mm == t_mm else float("nan")))
             spread = "; ".join(f"{k} {lo:.3f}-{hi:.3f}" for k, (_, lo, hi) in t.items())
             print(f"{preset}: medians of {len(fns)} contenders over {INTERLEAVED_ROUNDS} interleaved rounds; ranges {spread}",
@@ -195,8 +200,7 @@ def main():
           f"max abs diff vs eager | rel L2 | match |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p, te, te2, tc, tf, town, name, mx, rl2, ok, tx in rows:
-        # Ratios from the exported module, else the replay, else (cuDNN graph) fusetune's own timing.
-        t = tx if tx == tx else tf if tf == tf else town
+        t = shown_ms(tx, tf, town)
         print(f"| {p} | {te:.3f} ({te2:.1f}%) | {tc:.3f} | {tx:.3f} | {tf:.3f} | {town:.3f} | {te / t:.2f}x | "
               f"{tc / t:.2f}x | {name} | {mx:.2e} | {rl2:.2e} | "
               f"{'yes' if (tf == tf or tx == tx) and ok else 'n/a (cuDNN graph: verified by fusetune)' if ok else 'NO'} |")

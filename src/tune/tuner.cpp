@@ -1014,22 +1014,22 @@ class TuneRun {
   std::vector<size_t> round_references(std::vector<size_t> idx, std::optional<double> reach) const {
     auto median = [&](size_t i) { return rep_.results[i].time.median_ms; };
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return median(a) < median(b); });
-    std::vector<size_t> out;
-    if (idx.empty()) return out;
+    if (idx.empty()) return {};
     const double t0 = median(idx[0]);
     const bool contested = idx.size() > 1 && median(idx[1]) <= (1 + kFinalistMargin) * t0;
-    for (size_t i : idx) {
-      const bool near_fastest = contested && median(i) <= (1 + kFinalistMargin) * t0;
-      const bool could_win = reach && estimate(i) <= (1 + kOutOfReach) * *reach;
-      if (near_fastest || could_win) out.push_back(i);
-    }
+    const auto needed = [&](size_t i) {
+      return (contested && median(i) <= (1 + kFinalistMargin) * t0) ||  // near the fastest
+             (reach && estimate(i) <= (1 + kOutOfReach) * *reach);       // could win
+    };
+    const auto first = std::find_if(idx.begin(), idx.end(), needed);
+    if (first == idx.end()) return {};
     // Which of a role is the fastest must not be read off mixed figures: one re-timed under load
     // can read up to 10% slower than a burst (kOutOfReach's note), so every other within 25% of
-    // the fastest one re-timed is re-timed too (idx is sorted: out's first is its fastest).
-    if (!out.empty())
-      for (size_t i : idx)
-        if (std::find(out.begin(), out.end(), i) == out.end() && median(i) <= (1 + kOutOfReach) * median(out[0]))
-          out.push_back(i);
+    // the fastest one re-timed is re-timed too.
+    const double mixed = (1 + kOutOfReach) * median(*first);
+    std::vector<size_t> out;
+    for (size_t i : idx)
+      if (needed(i) || median(i) <= mixed) out.push_back(i);
     return out;
   }
 
