@@ -183,8 +183,8 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #ifndef FT_AREUSE
 #define FT_AREUSE (FT_PAIR && FT_R > 1 && FT_STRIDE_H == FT_DIL_H && FT_EPI_WG != 2 && !FT_SPLIT)
 #endif
-#if FT_AREUSE && !FT_PAIR
-#error "fused_conv_halo.cu: FT_AREUSE needs paired MMA rows (FT_PAIR)"
+#if FT_AREUSE && !(FT_PAIR && FT_STRIDE_H == FT_DIL_H)
+#error "fused_conv_halo.cu: FT_AREUSE needs paired MMA rows (FT_PAIR) and FT_STRIDE_H == FT_DIL_H"
 #endif
 // K tile t's filter tap (t < R*S): filter row fastest under FT_AREUSE, else filter column.
 __host__ __device__ constexpr int ft_tap_r(int t) { return FT_AREUSE ? t % FT_R : t / FT_S; }
@@ -249,7 +249,7 @@ __device__ __forceinline__ void ft_split(unsigned u, unsigned& big, unsigned& sm
 }
 
 // Filters (K, C, R, S) -> one contiguous FT_BN x 128-byte block per (column tile, K tile), in
-// (chunk, r, s, c mod 32) K order, rounded to TF32, 16-byte chunks already in the 128-byte
+// (chunk, tap, c mod 32) K order (taps as ft_tap_r/s order them), rounded to TF32, 16-byte chunks already in the 128-byte
 // swizzle (chunk j of row n at j ^ (n % 8)), zero-padded: a stage is one bulk copy. Untimed
 // (weights are parameters). Under FT_SPLIT each block is followed by its small part.
 extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float* __restrict__ w,
@@ -612,6 +612,11 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   unsigned as[FT_AB][4][4];  // the small parts
 #endif
 #endif
+  // FT_AREUSE: the lower pixel's half of the last tap's fragment, copied as it was loaded
+  unsigned keep[4][2];
+#if FT_SPLIT
+  unsigned keeps[4][2];
+#endif
   int pend = 0;  // taps whose MMAs were issued and whose filter stage is not handed back yet
 #if FT_EPI_WG
   int ei = 0;  // buffers handed over so far: the barriers' phase
@@ -648,18 +653,18 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           const int r = ft_tap_r(tap), s = ft_tap_s(tap);
           const int toff = r * FT_DIL_H * FT_HCP + s * FT_DIL_W;
           const int ab = tap % FT_AB;
-          // the last tap's: (tap - 1) % FT_AB, in flight in its MMAs (read, never written)
-          const int pb = (tap + FT_AB - 1) % FT_AB;
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
             const int o = 8 * ks * FT_CHS + toff;
             if (FT_AREUSE && r > 0) {
-              // the upper pixel's input rows are the ones the lower pixel's were at tap (r - 1, s)
-              a[ab][ks][0] = a[pb][ks][1];
-              a[ab][ks][2] = a[pb][ks][3];
+              // the upper pixel's input rows are the ones the lower pixel's were at tap (r - 1, s),
+              // from copies of their own (the last tap's A registers are in flight in its MMAs:
+              // the PTX ISA makes touching them before its wait undefined)
+              a[ab][ks][0] = keep[ks][0];
+              a[ab][ks][2] = keep[ks][1];
 #if FT_SPLIT
-              as[ab][ks][0] = as[pb][ks][1];
-              as[ab][ks][2] = as[pb][ks][3];
+              as[ab][ks][0] = keeps[ks][0];
+              as[ab][ks][2] = keeps[ks][1];
 #endif
             } else {
               a[ab][ks][0] = __float_as_uint(hv0[o]);
@@ -675,6 +680,14 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             ft_split(a[ab][ks][1], a[ab][ks][1], as[ab][ks][1]);
             ft_split(a[ab][ks][3], a[ab][ks][3], as[ab][ks][3]);
 #endif
+            if (FT_AREUSE) {  // before this tap's fence: the next tap's upper half
+              keep[ks][0] = a[ab][ks][1];
+              keep[ks][1] = a[ab][ks][3];
+#if FT_SPLIT
+              keeps[ks][0] = as[ab][ks][1];
+              keeps[ks][1] = as[ab][ks][3];
+#endif
+            }
           }
           ft_mbar_wait(b_full + 8 * stage, phase);
           // descriptor start address field is (addr >> 4): stage and 32-byte K steps add there

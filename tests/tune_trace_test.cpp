@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ TEST(TuneTrace, ATuneWritesItsTimelineInOrder) {
   EXPECT_NE(text.find("lane 0 runs unfused"), std::string::npos) << text;
   EXPECT_NE(text.find("lane 0 answered for"), std::string::npos) << text;
   EXPECT_NE(text.find("re-timing"), std::string::npos) << text;
+  // Each background compile with its duration: whether the pool was compiling what the search
+  // then waited for is read off these lines.
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"( compiled [a-z-]+\.\S+ \(\d+ ms\))"))) << text;
   // Appended: a second tune adds its own timeline after the first.
   const size_t lines = t.size();
   (void)run_tune(spec::parse(kSpec), o);

@@ -38,6 +38,11 @@ double occupancy(const gpu::DeviceLimits& dev, const codegen::LaunchConfig& l, i
 
 }  // namespace
 
+double conv_floor_ms(const spec::Conv& c, double tensor_tflops) {
+  const double flop = 2.0 * double(c.n * c.p() * c.q()) * double(c.k) * double(c.c * c.r * c.s);
+  return flop / (tensor_tflops * 1e9);
+}
+
 int64_t blocks_per_sm(const gpu::DeviceLimits& dev, const codegen::LaunchConfig& l, int registers) {
   const int64_t threads = std::max<int64_t>(1, int64_t(l.threads()));
   const int64_t warps = (threads + dev.warp_size - 1) / dev.warp_size;
@@ -58,7 +63,8 @@ double prior_ms(const spec::Problem& problem, const codegen::Variant& v, int reg
   for (const auto& st : v.plan) {
     if (!st.timed) continue;
     if (st.kind() == codegen::StepKind::cudnn_conv) {
-      if (auto it = in.conv_ms.find(int(st.conv().layout)); it != in.conv_ms.end()) conv += it->second;
+      const auto it = in.conv_ms.find(int(st.conv().layout));
+      conv += it != in.conv_ms.end() ? it->second : conv_floor_ms(problem.conv, in.tensor_tflops);
     } else if (st.kind() == codegen::StepKind::kernel) {
       const auto& k = st.kernel();
       const auto work = [](const codegen::KernelStep& s) {

@@ -333,8 +333,15 @@ class TuneRun {
     const std::vector<VariantResult> head_results = compile_all(head, limits_, copts);
     for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
     check_lanes();  // a GPU that is missing or of another kind stops the run before more compiles
-    // The solutions' progress stays quiet: the baselines' own lines run meanwhile.
+    // The solutions' progress stays quiet: the baselines' own lines run meanwhile. The trace
+    // gets each background compile with its duration, so a trace shows whether the pool was
+    // compiling what the search waited for (its start is the line's time less the duration).
     copts.on_done = nullptr;
+    if (trace_.on())
+      copts.on_done = [this](const VariantResult& r) {
+        trace_(fmt::format("compiled {} ({:.0f} ms{})", r.variant.name, r.compile.compile_ms,
+                           r.compile.from_cache ? ", cached" : ""));
+      };
     // Most promising first: the cost model's prior before compiling (registers unknown) and a
     // nominal copy rate (the worker measures the real one later); only the order depends on it.
     CostInputs in;
@@ -346,25 +353,66 @@ class TuneRun {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prior[a] < prior[b]; });
     for (size_t j = 0; j < tail.size(); ++j) tail_slot_[tail[j].name] = j;
-    std::vector<SearchItem> items;
-    if (opt_.strategy == "model")
-      for (size_t j = 0; j < tail.size(); ++j) items.push_back({tail[j].name, tail[j].design, tail[j].params, prior[j]});
     queue_ = std::make_unique<CompileQueue>(std::move(tail), std::move(order), limits_, copts);
-    // The guided search's first picks (each design's probe) before the priors' order.
-    if (!items.empty()) {
-      GuidedOptions go;
-      go.seed = opt_.seed;
-      prefer_next(GuidedSearch(std::move(items), go), [](size_t j) { return j; });
-    }
+    prefer_by_priors();  // the guided search's first picks (each design's probe) before the priors' order
     return true;
+  }
+
+  // What the cost model knows now: the copy rate once the worker's setup measured it, the conv
+  // alone once the baselines did (before, prior_ms counts a conv step at its FLOP floor).
+  CostInputs cost_inputs() const {
+    CostInputs in;
+    in.dev = limits_;
+    in.copy_gbps = rep_.copy_gbps;
+    in.tensor_tflops = opt_.math == MathMode::fp32 ? 51 : 495;
+    in.conv_ms = conv_ms_;
+    return in;
+  }
+
+  // The solutions the guided search chooses among (indices into rep_.results, into `idx`),
+  // with their priors from cost_inputs(): those compiling and those compiled without a failure.
+  std::vector<SearchItem> search_items(std::vector<size_t>& idx) const {
+    const CostInputs in = cost_inputs();
+    std::vector<SearchItem> items;
+    idx.clear();
+    for (size_t i = 0; i < rep_.results.size(); ++i) {
+      const auto& r = rep_.results[i];
+      if (r.variant.role() != Role::solution) continue;
+      const bool compiling = tail_slot_.count(r.variant.name) != 0;
+      if (!compiling && r.status != Status::ok) continue;
+      idx.push_back(i);
+      // Registers unknown for every variant (most are not compiled yet): the search's order
+      // must not depend on which compiles happened to finish first (--seed reproduces it).
+      items.push_back({r.variant.name, r.variant.design, r.variant.params, prior_ms(problem_, r.variant, -1, in)});
+    }
+    return items;
+  }
+
+  // Before the search starts, the pool compiles the lookahead of a search made from the priors
+  // as known now; called again as the setup and the baselines bring the copy rate and the conv's
+  // time, so that by the first pick the pool has been compiling what the search will pick (the
+  // priors from the nominal rate and no conv probed another fused-conv variant than the search
+  // did, and the pool spent #31's first 3 s on what the search never measured: call 95).
+  void prefer_by_priors() {
+    if (!queue_ || opt_.strategy != "model") return;
+    std::vector<size_t> idx;
+    std::vector<SearchItem> items = search_items(idx);
+    if (items.empty()) return;
+    GuidedOptions go;
+    go.seed = opt_.seed;
+    prefer_next(GuidedSearch(std::move(items), go), [&](size_t j) {
+      const auto it = tail_slot_.find(rep_.results[idx[j]].variant.name);
+      return it == tail_slot_.end() ? std::string::npos : it->second;
+    });
   }
 
   // The pool compiles first what the guided search will most likely ask for next: its lookahead,
   // the picks it would make if every answer came back as it expects (twice the pool's width: the
   // picks move as the search learns). In the simulation of tests/guided_search_test.cpp the
-  // ranking's head cut the compile waits over the recorded landscapes by a quarter, the
-  // lookahead by a third more (253.5 -> 186.8 -> 121.6 s). `slot_of`: an item's slot in the
-  // queue, or npos.
+  // ranking's head cut the compile waits over the recorded landscapes by a fifth, the lookahead
+  // by a third more (208.9 -> 163.8 -> 106.4 s over the 114 landscapes recorded before call 95;
+  // 253.5 -> 186.8 -> 121.6 while a conv step the baselines had not timed counted 0 in the
+  // priors). `slot_of`: an item's slot in the queue, or npos.
   void prefer_next(const GuidedSearch& search, const std::function<size_t(size_t)>& slot_of) {
     if (!queue_) return;
     const size_t width = 2 * std::max<size_t>(1, queue_->threads());
@@ -536,7 +584,10 @@ class TuneRun {
     }
     check_reply(info, l == 0 ? std::string("setup") : fmt::format("setup of device {}", lane.device));
     const SetupReply sr = setup_reply_from_json(info);
-    if (l == 0) rep_.copy_gbps = sr.copy_gbps;
+    if (l == 0) {
+      rep_.copy_gbps = sr.copy_gbps;
+      prefer_by_priors();
+    }
     add_note(fmt::format("worker setup{} {:.2f} s (context and cuDNN handle {:.2f} s, input draws and their float64 "
                          "references {:.2f} s), {:.2f} s of it waited for",
                          l == 0 ? std::string() : fmt::format(" on GPU {}", lane.device), sr.setup_s, sr.handles_s,
@@ -834,6 +885,7 @@ class TuneRun {
             s < r.time.step_median_ms.size())
           conv_ms_[int(r.variant.plan[s].conv().layout)] = r.time.step_median_ms[s];
     }
+    prefer_by_priors();
     return true;
   }
 
@@ -852,23 +904,8 @@ class TuneRun {
   // and stops when nothing left is predicted to beat the best by its margin, or at the time
   // budget. The variants it never ran leave the results: they were neither verified nor timed.
   void measure_guided() {
-    CostInputs in;
-    in.dev = limits_;
-    in.copy_gbps = rep_.copy_gbps;
-    in.tensor_tflops = opt_.math == MathMode::fp32 ? 51 : 495;
-    in.conv_ms = conv_ms_;
     std::vector<size_t> idx;
-    std::vector<SearchItem> items;
-    for (size_t i = 0; i < rep_.results.size(); ++i) {
-      const auto& r = rep_.results[i];
-      if (r.variant.role() != Role::solution) continue;
-      const bool compiling = tail_slot_.count(r.variant.name) != 0;
-      if (!compiling && r.status != Status::ok) continue;
-      idx.push_back(i);
-      // Registers unknown for every variant (most are not compiled yet): the search's order
-      // must not depend on which compiles happened to finish first (--seed reproduces it).
-      items.push_back({r.variant.name, r.variant.design, r.variant.params, prior_ms(problem_, r.variant, -1, in)});
-    }
+    std::vector<SearchItem> items = search_items(idx);
     GuidedOptions go;
     go.seed = opt_.seed;
     GuidedSearch search(std::move(items), go);
@@ -884,7 +921,9 @@ class TuneRun {
     // the first pick, while the pool compiles. Started at the search's first wait for a compile
     // instead, it waited for the cuDNN plans the picks before had asked to be built ahead (a
     // re-timing round starts once none is building: PlanPrebuilder::settle), 0.5 s of call 83's
-    // cold #31 tune, and the search waited for it after its compile was in.
+    // cold #31 tune, and the search waited for it after its compile was in. Started after the
+    // compiled probes instead (their answers re-pointing the pool for the whole confirmation),
+    // it bought nothing measurable (call 97: cold #31 7.4-8.9 s against 7.2-8.7).
     if (confirm_early_due() && std::any_of(idx.begin(), idx.end(), [&](size_t i) { return compile_pending(i); }))
       start_confirm_early();
     const size_t width = lanes_.size();
