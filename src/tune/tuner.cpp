@@ -334,13 +334,17 @@ class TuneRun {
     for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
     check_lanes();  // a GPU that is missing or of another kind stops the run before more compiles
     // The solutions' progress stays quiet: the baselines' own lines run meanwhile. The trace
-    // gets each background compile with its duration, so a trace shows whether the pool was
+    // gets each solution's compile with its duration, so a trace shows whether the pool was
     // compiling what the search waited for (its start is the line's time less the duration).
+    // The line is written just before the result is filed, so a "waiting for the compile of"
+    // the same variant may follow it, answered at once by "compile in".
     copts.on_done = nullptr;
     if (trace_.on())
       copts.on_done = [this](const VariantResult& r) {
-        trace_(fmt::format("compiled {} ({:.0f} ms{})", r.variant.name, r.compile.compile_ms,
-                           r.compile.from_cache ? ", cached" : ""));
+        if (r.variant.source.empty()) return;  // a cuDNN graph template: nothing was compiled
+        trace_(fmt::format("compiled {} ({:.0f} ms{}{})", r.variant.name, r.compile.compile_ms,
+                           r.compile.from_cache ? ", cached" : "",
+                           r.status == Status::ok ? std::string() : ", " + std::string(status_name(r.status))));
       };
     // Most promising first: the cost model's prior before compiling (registers unknown) and a
     // nominal copy rate (the worker measures the real one later); only the order depends on it.
@@ -390,11 +394,14 @@ class TuneRun {
 
   // Before the search starts, the pool compiles the lookahead of a search made from the priors
   // as known now; called again as the setup and the baselines bring the copy rate and the conv's
-  // time, so that by the first pick the pool has been compiling what the search will pick (the
-  // priors from the nominal rate and no conv probed another fused-conv variant than the search
-  // did, and the pool spent #31's first 3 s on what the search never measured: call 95).
+  // time, so that by the first pick the pool has mostly been compiling what the search will pick
+  // (the priors from the nominal rate and no conv probed another fused-conv variant than the
+  // search did, and the pool spent #31's first 3 s on what the search never measured: call 95).
+  // Mostly: the search then holds cuDNN's engine configurations where this one holds their
+  // templates (listed later, by engines()). Once the search runs, its own lookahead leads the
+  // pool: a worker set up again (after a fault) must not put the priors' back.
   void prefer_by_priors() {
-    if (!queue_ || opt_.strategy != "model") return;
+    if (!queue_ || opt_.strategy != "model" || search_started_) return;
     std::vector<size_t> idx;
     std::vector<SearchItem> items = search_items(idx);
     if (items.empty()) return;
@@ -904,6 +911,7 @@ class TuneRun {
   // and stops when nothing left is predicted to beat the best by its margin, or at the time
   // budget. The variants it never ran leave the results: they were neither verified nor timed.
   void measure_guided() {
+    search_started_ = true;
     std::vector<size_t> idx;
     std::vector<SearchItem> items = search_items(idx);
     GuidedOptions go;
@@ -1206,6 +1214,7 @@ class TuneRun {
   // By variant name (the measure phase drops rows, engines() shifts them): confirmed early.
   std::map<std::string, TimeFigures> early_;
   bool early_tried_ = false;
+  bool search_started_ = false;  // measure_guided() began: its lookahead leads the pool
   std::vector<size_t> early_idx_;  // what the early confirmation times (rows stay put meanwhile)
   Clock::time_point early_t0_;
   static constexpr size_t kConfirming = std::numeric_limits<size_t>::max();  // running_: lane 0 confirms
