@@ -38,10 +38,7 @@ double occupancy(const gpu::DeviceLimits& dev, const codegen::LaunchConfig& l, i
 
 }  // namespace
 
-double conv_floor_ms(const spec::Conv& c, double tensor_tflops) {
-  const double flop = 2.0 * double(c.n * c.p() * c.q()) * double(c.k) * double(c.c * c.r * c.s);
-  return flop / (tensor_tflops * 1e9);
-}
+double conv_floor_ms(const spec::Conv& c, double tensor_tflops) { return c.flops() / (tensor_tflops * 1e9); }
 
 int64_t blocks_per_sm(const gpu::DeviceLimits& dev, const codegen::LaunchConfig& l, int registers) {
   const int64_t threads = std::max<int64_t>(1, int64_t(l.threads()));

@@ -346,11 +346,10 @@ class TuneRun {
                            r.compile.from_cache ? ", cached" : "",
                            r.status == Status::ok ? std::string() : ", " + std::string(status_name(r.status))));
       };
-    // Most promising first: the cost model's prior before compiling (registers unknown) and a
-    // nominal copy rate (the worker measures the real one later); only the order depends on it.
-    CostInputs in;
-    in.dev = limits_;
-    in.tensor_tflops = opt_.math == MathMode::fp32 ? 51 : 495;
+    // Most promising first: the cost model's prior before compiling (registers unknown) and, as
+    // nothing is measured yet, a nominal copy rate and the conv at its floor; only the order
+    // depends on it.
+    const CostInputs in = cost_inputs();
     std::vector<double> prior(tail.size());
     for (size_t j = 0; j < tail.size(); ++j) prior[j] = prior_ms(problem_, tail[j], -1, in);
     std::vector<size_t> order(tail.size());
