@@ -165,9 +165,12 @@ int main() {
       reply = to_json(out);
     } else if (cmd == "retime") {
       const RetimeRequest r = retime_request_from_json(req);
-      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG"))
-        std::ofstream(log, std::ios::app) << "retime " << device << ' ' << (r.sustained ? "sustained" : "interleaved")
-                                          << '\n';
+      if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG")) {
+        std::ofstream f(log, std::ios::app);
+        f << "retime " << device << ' ' << (r.sustained ? "sustained" : "interleaved") << ' ' << r.turns;
+        for (const auto& e : r.entries) f << ' ' << e.variant.name;
+        f << '\n';
+      }
       RetimeReply out;
       for (const auto& e : r.entries) {
         TimeFigures t = figures(e.variant, 0, r.round);

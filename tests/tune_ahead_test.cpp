@@ -30,6 +30,8 @@ struct Asked {
   std::string kind;  // "run", "ahead" or "retime" (then `run` is "sustained" or "interleaved")
   int device = 0;
   std::string run, ahead;
+  int turns = 0;                    // retime: how many of `plans`, first, take turns
+  std::vector<std::string> plans;   // retime: the plans, in the request's order
 };
 
 class TuneAhead : public ::testing::Test {
@@ -52,6 +54,10 @@ class TuneAhead : public ::testing::Test {
       Asked a;
       ls >> a.kind >> a.device >> a.run;
       if (a.kind == "ahead") ls >> a.ahead;
+      if (a.kind == "retime") {
+        ls >> a.turns;
+        for (std::string name; ls >> name;) a.plans.push_back(name);
+      }
       out.push_back(a);
     }
     return out;
@@ -118,6 +124,27 @@ TEST_F(TuneAhead, AColdGuidedTuneConfirmsTheBaselinesBeforeAnyPlanIsAskedFor) {
   EXPECT_EQ(log[retime].run, "sustained");
   EXPECT_LT(retime, ahead);
   EXPECT_LT(retime, solution);
+}
+
+// The confirmation round: the winner and the runner-up take turns (their comparison is the tie
+// rule's verdict: the same stretch of the GPU's clocks for both, sustain_round.hpp); `unfused`
+// and the floor, confirmed early here, are not in it. The early round times each plan alone.
+TEST_F(TuneAhead, TheWinnerAndTheRunnerUpTakeTurnsInTheConfirmationRound) {
+  TuneOptions o = options("model");
+  o.jobs = 1;
+  const TuneReport rep = run_tune(spec::parse(kSpec), o);
+  ASSERT_TRUE(rep.winner && rep.runner_up);
+  std::vector<Asked> sustained;
+  for (const Asked& a : asked())
+    if (a.kind == "retime" && a.run == "sustained") sustained.push_back(a);
+  ASSERT_EQ(sustained.size(), 2u) << "the early round and the confirmation round";
+  EXPECT_EQ(sustained[0].turns, 0);
+  const Asked& last = sustained.back();
+  ASSERT_EQ(last.turns, 2);
+  ASSERT_EQ(last.plans.size(), 2u);
+  const std::set<std::string> pair{last.plans[0], last.plans[1]};
+  const std::set<std::string> expected{rep.results[*rep.winner].variant.name, rep.results[*rep.runner_up].variant.name};
+  EXPECT_EQ(pair, expected);
 }
 
 TEST_F(TuneAhead, TheExhaustiveSearchNamesNone) {

@@ -223,7 +223,7 @@ nlohmann::json to_json(const RetimeRequest& r) {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : r.entries) entries.push_back({{"variant", codegen::to_json(e.variant)}, {"cubin_path", e.cubin_path}});
   return {{"cmd", "retime"}, {"entries", entries}, {"rounds", r.rounds}, {"round", round_index(r.round)},
-          {"sustained", r.sustained}};
+          {"sustained", r.sustained}, {"turns", r.turns}};
 }
 
 RetimeRequest retime_request_from_json(const nlohmann::json& j) {
@@ -233,6 +233,7 @@ RetimeRequest retime_request_from_json(const nlohmann::json& j) {
   r.rounds = j.at("rounds");
   r.round = round_from(j.at("round").get<int>());
   r.sustained = j.value("sustained", false);
+  r.turns = j.value("turns", 0);
   return r;
 }
 

@@ -102,9 +102,13 @@ struct RetimeRequest {
   std::vector<RetimeEntry> entries;
   int rounds = 15;
   TimeRound round = TimeRound::finalists;
-  // Each plan alone, back to back until settled (Timer::sustained), instead of `rounds`
-  // interleaved samples: the confirmation round of a full tune.
+  // Each plan back to back until settled (Timer::sustained), instead of `rounds` interleaved
+  // samples: the confirmation round of a full tune.
   bool sustained = false;
+  // Sustained: the first `turns` entries take turns a window each (sustain_round.hpp), the
+  // winner and the runner-up whose comparison is a verdict; the others are each timed alone
+  // after them. 0 or 1: every entry alone.
+  int turns = 0;
 };
 
 struct RetimeReply {

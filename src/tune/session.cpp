@@ -147,7 +147,7 @@ RetimeReply Session::retime(const RetimeRequest& req) {
   std::vector<const Loaded*> plans;
   for (const auto& e : req.entries) plans.push_back(&ensure_loaded(e.variant, e.cubin_path));
   RetimeReply reply;
-  reply.results = req.sustained ? timer_->sustained(plans, req.round, &reply.notes)
+  reply.results = req.sustained ? timer_->sustained(plans, req.round, size_t(std::max(0, req.turns)), &reply.notes)
                                 : timer_->interleaved(plans, req.rounds, req.round);
   return reply;
 }

@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "tune/context_lost.hpp"
+#include "tune/sustain_round.hpp"
 
 namespace fusetune::tune {
 
@@ -57,15 +58,16 @@ Timer::Prepared Timer::prepare(const Loaded& l, int warmup) {
     p.spin_us = std::min(20000.0, 2 * host_us * p.batch + 20);
   }
   p.sample_ms = one.total_ms * p.batch;
+  p.ahead_spin_us = p.spin_us;
   return p;
 }
 
 Timer::Sample Timer::sample(const Loaded& l, const Prepared& p) {
-  enqueue(l, p, 0);
+  enqueue(l, p, 0, p.spin_us);
   return collect(l, p, 0);
 }
 
-void Timer::enqueue(const Loaded& l, const Prepared& p, int slot) {
+void Timer::enqueue(const Loaded& l, const Prepared& p, int slot, double spin_us) {
   const CUstream s = runner_.stream();
   const auto& plan = l.variant.plan;
   // Per repetition: [L2 scrub] start event, then an event after each timed step. The scrub
@@ -80,7 +82,7 @@ void Timer::enqueue(const Loaded& l, const Prepared& p, int slot) {
   // Bound per sample: another plan's buffers may have grown the pool since the last one.
   const Binding b = runner_.bind(l.variant, 0);
   runner_.run_untimed(l, b);
-  if (p.spin_us > 0) ref_.spin(p.spin_us, s);
+  if (spin_us > 0) ref_.spin(spin_us, s);
   span_start_[slot].record(s);
   size_t e = 0;
   for (int rep = 0; rep < p.batch; ++rep) {
@@ -199,53 +201,78 @@ std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Lo
 }
 
 std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Loaded*>& plans, TimeRound round,
-                                                    std::vector<std::string>* notes) {
+                                                    size_t turns, std::vector<std::string>* notes) {
   std::map<std::string, TimeFigures> out;
-  for (const Loaded* l : plans) {
-    const SustainPolicy policy = sustain_policy(l->variant.role() == codegen::Role::floor, l != plans.front());
-    const auto t0 = Clock::now();
-    Prepared p = prepare(*l, 3);
-    // One sample is queued while the GPU runs the one before, so the GPU runs the plan back to
-    // back as a model would, without the host's turnaround between samples. Where a sample lasts
-    // well over the host's time to enqueue it, the queued one is in place before the GPU reaches
-    // it and needs no spin to keep launch latency out of its events: the spin only idled the GPU
-    // (cuDNN's conv on #31: a third of its "sustained" run was spin and turnaround, calls 63-68).
-    if (p.sample_ms * 1000 > 4 * p.host_us * p.batch + 100) p.spin_us = 0;
-    std::vector<Sample> samples;
-    std::vector<double> gpu_ms;   // per sample, all its repetitions
-    std::vector<double> busy_ms;  // per sample, its span on the GPU (timing_stats.hpp)
-    std::optional<size_t> first;
-    // The rule rescans every sample, so it is asked about four times a window, not per sample
-    // (a 60 us plan takes tens of thousands of samples before the cap).
-    double since_asked = 0;
-    int slot = 0;
-    enqueue(*l, p, slot);
-    for (;;) {
-      enqueue(*l, p, slot ^ 1);
-      samples.push_back(collect(*l, p, slot));
-      slot ^= 1;
-      gpu_ms.push_back(samples.back().total_ms * p.batch);
-      busy_ms.push_back(std::max(samples.back().busy_ms, gpu_ms.back()));
-      since_asked += busy_ms.back();
-      if (since_asked < policy.window_ms / 4 && int(gpu_ms.size()) < policy.max_samples) continue;
-      since_asked = 0;
-      if ((first = sustain_done(gpu_ms, policy, busy_ms))) break;
-    }
-    // The one still queued: its events are reused next. It is in neither busy_ms nor the
-    // figure (nor in the note's busy total below): the GPU ran it after the rule had decided.
-    (void)collect(*l, p, slot);
-    if (notes) {
-      double busy = 0;
-      for (double b : busy_ms) busy += b;
-      notes->push_back(fmt::format("sustained timing of {}: {} samples of {}, {:.0f} ms busy on the GPU, {:.2f} s wall",
-                                   l->variant.name, samples.size(), p.batch, busy,
-                                   std::chrono::duration<double>(Clock::now() - t0).count()));
-    }
-    samples.erase(samples.begin(), samples.begin() + std::ptrdiff_t(*first));
-    out[l->variant.name] = round_figures(samples, p.batch, round);
-  }
+  const size_t together = turns >= 2 ? std::min(turns, plans.size()) : 0;
+  if (together >= 2) sustain({plans.begin(), plans.begin() + std::ptrdiff_t(together)}, true, round, out, notes);
+  for (size_t i = together; i < plans.size(); ++i) sustain({plans[i]}, i == 0, round, out, notes);
   sync_or_lose("sustained timing");
   return out;
+}
+
+void Timer::sustain(const std::vector<const Loaded*>& plans, bool first, TimeRound round,
+                    std::map<std::string, TimeFigures>& out, std::vector<std::string>* notes) {
+  const auto t0 = Clock::now();
+  std::vector<Prepared> prepared;
+  std::vector<SustainPolicy> policies;
+  for (const Loaded* l : plans) {
+    prepared.push_back(prepare(*l, 3));
+    Prepared& p = prepared.back();
+    // A sample queued while the GPU runs the one before (below) needs no spin where it lasts
+    // well over the host's time to enqueue it: it is in place before the GPU reaches it, and
+    // the spin only idled the GPU (cuDNN's conv on #31: a third of its "sustained" run was spin
+    // and turnaround, calls 63-68). A turn's first sample, queued on an idle stream, keeps it.
+    if (p.sample_ms * 1000 > 4 * p.host_us * p.batch + 100) p.ahead_spin_us = 0;
+    policies.push_back(sustain_policy(l->variant.role() == codegen::Role::floor, !(first && l == plans.front())));
+  }
+  SustainRound schedule(std::move(policies));
+  std::vector<std::vector<Sample>> samples(plans.size());
+  int slot = 0;
+  while (const std::optional<size_t> turn = schedule.current()) {
+    const Loaded& l = *plans[*turn];
+    const Prepared& p = prepared[*turn];
+    double expected_busy = p.sample_ms;
+    enqueue(l, p, slot, p.spin_us);
+    for (;;) {
+      // The next sample is queued while the GPU runs this one, so the GPU runs the plan back to
+      // back as a model would, unless this one is expected to end the turn.
+      const bool ahead = !schedule.would_close(expected_busy);
+      if (ahead) enqueue(l, p, slot ^ 1, p.ahead_spin_us);
+      samples[*turn].push_back(collect(l, p, slot));
+      const Sample& s = samples[*turn].back();
+      const double gpu_ms = s.total_ms * p.batch;
+      expected_busy = std::max(s.busy_ms, gpu_ms);
+      const bool closed = schedule.add(gpu_ms, expected_busy);
+      if (ahead) {
+        slot ^= 1;
+        if (!closed) continue;
+        // Queued past the turn's end: the GPU ran it after the schedule had decided, and it
+        // is in no window and no figure.
+        (void)collect(l, p, slot);
+        break;
+      }
+      if (closed) break;
+      enqueue(l, p, slot, p.spin_us);  // the turn goes on after all
+    }
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const std::string& name = plans[i]->variant.name;
+    names.push_back(name);
+    if (notes) {
+      std::vector<std::string> medians;
+      for (double m : schedule.window_medians(i)) medians.push_back(fmt::format("{:.4g}", m / prepared[i].batch));
+      notes->push_back(fmt::format("sustained timing of {}: {} samples of {}, {:.0f} ms busy on the GPU{}; window medians {} ms",
+                                   name, samples[i].size(), prepared[i].batch, schedule.busy_ms(i),
+                                   plans.size() == 1 ? fmt::format(", {:.2f} s wall", wall) : "", fmt::join(medians, " ")));
+    }
+    const size_t from = std::min(schedule.first(i).value_or(0), samples[i].size());
+    std::vector<Sample> figure(samples[i].begin() + std::ptrdiff_t(from), samples[i].end());
+    out[name] = round_figures(figure, prepared[i].batch, round);
+  }
+  if (notes && plans.size() > 1)
+    notes->push_back(fmt::format("sustained timing of {} in turns: {:.2f} s wall", fmt::join(names, " and "), wall));
 }
 
 }  // namespace fusetune::tune

@@ -31,17 +31,20 @@ class Timer {
   // sustained clocks; figures per variant name, with the per-round samples kept.
   [[nodiscard]] std::map<std::string, TimeFigures> interleaved(const std::vector<const Loaded*>& plans, int rounds,
                                                               TimeRound round);
-  // Each plan alone, back to back, until its time settles at the clocks the power limit leaves
-  // it (timing_stats.hpp, SustainPolicy); the figure is the settled samples. The confirmation
-  // round: the figures reported and stored are what a model running the plan sees.
-  // `notes`, when given, gets a line per plan: samples taken, busy GPU time, wall time.
+  // Each plan back to back until its time settles at the clocks the power limit leaves it
+  // (timing_stats.hpp, SustainPolicy); the figure is the settled samples. The first `turns`
+  // plans (winner and runner-up) take turns a window each (sustain_round.hpp); the others, and
+  // all of them when `turns` < 2, are timed each alone after them. The confirmation round: the
+  // figures reported and stored are what a model running the plan sees. `notes`, when given,
+  // gets a line per plan (samples, busy GPU time, its windows' medians) and the wall time.
   [[nodiscard]] std::map<std::string, TimeFigures> sustained(const std::vector<const Loaded*>& plans, TimeRound round,
-                                                             std::vector<std::string>* notes = nullptr);
+                                                             size_t turns, std::vector<std::string>* notes = nullptr);
 
  private:
   struct Prepared {
     int batch = 1;
     double spin_us = 20;
+    double ahead_spin_us = 20;  // a sample queued while the one before runs (sustained())
     double host_us = 0;    // the host's time to enqueue one repetition of the timed steps
     double sample_ms = 0;  // one sample's GPU time, all its repetitions (prepare()'s probe)
   };
@@ -52,12 +55,16 @@ class Timer {
     std::vector<double> step_ms;
   };
   Prepared prepare(const Loaded& l, int warmup);
+  // sustained() for `plans` in one schedule (sustain_round.hpp): taking turns when more than
+  // one. `first`: its first plan heats the GPU (nothing ran before it in this request).
+  void sustain(const std::vector<const Loaded*>& plans, bool first, TimeRound round,
+               std::map<std::string, TimeFigures>& out, std::vector<std::string>* notes);
   // The plans' timed steps back to back for about kHeatMs of GPU time (timer.cpp says why).
   void heat(const std::vector<const Loaded*>& plans, const std::vector<Prepared>& prepared);
   Sample sample(const Loaded& l, const Prepared& p);
   // sample() in two halves, so that one sample can be queued while the GPU runs the one before
   // (sustained()): slot 0 or 1 picks the events.
-  void enqueue(const Loaded& l, const Prepared& p, int slot);
+  void enqueue(const Loaded& l, const Prepared& p, int slot, double spin_us);
   Sample collect(const Loaded& l, const Prepared& p, int slot);
   static TimeFigures summarize_samples(const std::vector<Sample>& samples, int batch, TimeRound round);
   // A round's figures (interleaved or sustained): summarize_samples with every sample kept.

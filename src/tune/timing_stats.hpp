@@ -2,7 +2,6 @@
 // Statistics of repeated timings and the rule that decides when to stop repeating.
 // GPU-free so the policy is unit-tested.
 #include <cstddef>
-#include <optional>
 #include <vector>
 
 namespace fusetune::tune {
@@ -32,15 +31,17 @@ TimingSummary summarize(std::vector<double> samples);
 // first quartile is above behind_ms, max_reps is reached or the time cap is spent.
 bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy, double spent_seconds);
 
-// The confirmation round runs each plan alone, back to back, until its time settles: a heavy
-// kernel draws the H200 to its power limit within a few hundred milliseconds and then runs at
-// the clocks that limit allows (the 3xTF32 fused conv ~1770 MHz instead of 1980: 10% slower,
-// docs/runs/2026-12-02/call38-timing-regimes), which is what a model running it layer after
-// layer sees. Interleaved with cooler plans it never got there (docs/perf-notes.md, "Timing").
+// The confirmation round runs each plan back to back (the winner and the runner-up taking turns,
+// sustain_round.hpp) until its time settles: a heavy kernel draws the H200 to its power limit
+// within a few hundred milliseconds and then runs at the clocks that limit allows (the 3xTF32
+// fused conv ~1770 MHz instead of 1980: 10% slower, docs/runs/2026-12-02/call38-timing-regimes),
+// which is what a model running it layer after layer sees. Interleaved sample by sample with
+// cooler plans it never got there (docs/perf-notes.md, "Timing").
 struct SustainPolicy {
   double heat_ms = 300;    // GPU time back to back before a sample counts
   // The heat of a plan timed right after another one (Timer::sustained): the GPU is at its power
-  // limit already, and the settle rule below still waits for its clocks to stop moving.
+  // limit already, and the settle rule below still waits for its clocks to stop moving. (A plan
+  // taking turns after the first has none: sustain_round.hpp.)
   double reheat_ms = 100;
   double window_ms = 100;  // a window: at least this much GPU time...
   int min_window = 5;      // ...and at least this many samples
@@ -62,18 +63,9 @@ struct SustainPolicy {
 // it settles within floor_settle, and stops at floor_max_ms.
 [[nodiscard]] SustainPolicy sustain_policy(bool floor, bool follows_another);
 
-// Heat, windows and the cap count busy GPU time: busy_ms[i] is sample i's span on the GPU, the
-// L2 scrubs between its repetitions included (the figure itself is still made of sample_ms).
-// For a plan of microseconds the scrubs are most of that span (2 x 60 MB at about 3 TB/s is
-// 40 us per repetition): counting only the timed repetitions kept the GPU busy 5x longer than
-// the policy meant, 3-4 s a plan (call 51's confirmation rounds, 12-19 s on small problems).
-// An empty busy_ms counts sample_ms.
-//
-// sample_ms: each sample's GPU time in order. Once settled, the index of the first sample of the
-// figure: the settled windows and the samples after them. At a cap: the last settle_windows
-// complete windows and after; with fewer complete windows (samples of hundreds of milliseconds),
-// every sample after the heat, else all of them. nullopt while more samples are needed.
-std::optional<size_t> sustain_done(const std::vector<double>& sample_ms, const SustainPolicy& policy,
-                                   const std::vector<double>& busy_ms = {});
+// Whether the last settle_windows of `windows` (each one's summary, in order) have settled: their
+// medians within `settle` of their mean, or within noise_widths standard errors of a window's
+// median where the samples scatter wider than that.
+[[nodiscard]] bool windows_settled(const std::vector<TimingSummary>& windows, const SustainPolicy& policy);
 
 }  // namespace fusetune::tune

@@ -746,14 +746,15 @@ class TuneRun {
   }
 
   // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
-  // figures are replaced by this round's.
-  void retime(const std::vector<size_t>& idx, TimeRound round) {
-    // The confirmation round's figures are the ones reported and stored: sustained, each plan
-    // alone, as a model runs it (timing_stats.hpp). Quick runs (correctness, smoke's paired
-    // comparison with unfused) keep interleaved rounds, which need two plans.
+  // figures are replaced by this round's. Sustained, the first `turns` take turns (the winner
+  // and the runner-up: RetimeRequest::turns).
+  void retime(const std::vector<size_t>& idx, TimeRound round, int turns = 0) {
+    // The confirmation round's figures are the ones reported and stored: sustained, as a model
+    // runs the plan (timing_stats.hpp). Quick runs (correctness, smoke's paired comparison with
+    // unfused) keep interleaved rounds, which need two plans.
     const bool sustained = round == TimeRound::confirmation && !opt_.quick;
     if (idx.empty() || (idx.size() < 2 && !sustained)) return;
-    const auto figures = request_retime(idx, round, sustained);
+    const auto figures = request_retime(idx, round, sustained, turns);
     for (size_t i : idx) {
       rep_.results[i].time = figures.at(rep_.results[i].variant.name);
       rep_.results[i].gpu = lanes_[0].device;
@@ -762,12 +763,13 @@ class TuneRun {
   }
 
   // Asks the worker to re-time `idx`; its figures by variant name.
-  std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained) {
+  std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained,
+                                                    int turns = 0) {
     if (!lanes_[0].session) start_session(0);
     trace_(fmt::format("re-timing {} plans ({}, {})", idx.size(), time_round_name(round), sustained ? "sustained" : "interleaved"));
     LaneAnswer a;
     try {
-      a.reply = lanes_[0].worker->request(to_json(retime_request(idx, round, sustained)), retime_timeout(idx.size()));
+      a.reply = lanes_[0].worker->request(to_json(retime_request(idx, round, sustained, turns)), retime_timeout(idx.size()));
     } catch (const WorkerLost& e) {
       a.lost = e;
     }
@@ -775,11 +777,12 @@ class TuneRun {
     return retime_figures(a, round);
   }
 
-  RetimeRequest retime_request(const std::vector<size_t>& idx, TimeRound round, bool sustained) const {
+  RetimeRequest retime_request(const std::vector<size_t>& idx, TimeRound round, bool sustained, int turns = 0) const {
     RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
     req.sustained = sustained;
+    req.turns = sustained ? turns : 0;
     for (size_t i : idx) req.entries.push_back({rep_.results[i].variant, cubin_path(i)});
     return req;
   }
@@ -1161,7 +1164,10 @@ class TuneRun {
     // Plans confirmed while the solutions compiled (confirm_early()) keep those figures.
     std::vector<size_t> fresh, early;
     for (size_t i : round) (early_.count(rep_.results[i].variant.name) != 0 ? early : fresh).push_back(i);
-    retime(fresh, TimeRound::confirmation);
+    // The winner and the runner-up, whose comparison is the tie rule's verdict, take turns
+    // (sustain_round.hpp): the same stretch of the GPU's clocks for both.
+    const bool pair = rep_.runner_up && fresh.size() >= 2 && fresh[0] == *rep_.winner && fresh[1] == *rep_.runner_up;
+    retime(fresh, TimeRound::confirmation, pair ? 2 : 0);
     for (size_t i : early) {
       rep_.results[i].time = early_.at(rep_.results[i].variant.name);
       rep_.results[i].gpu = lanes_[0].device;

@@ -15,8 +15,8 @@
 //              solutions are still compiling
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
 //              interleaved with the baselines; the fastest is the winner
-//   confirm    winner, runner-up, `unfused` and the fastest floor timed sustained, each alone:
-//              the figures reported and stored
+//   confirm    winner, runner-up, `unfused` and the fastest floor timed sustained, the winner
+//              and the runner-up taking turns, the others each alone: the figures reported and stored
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
