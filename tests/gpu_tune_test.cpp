@@ -2,6 +2,7 @@
 // float64 reference, and planted bad variants must be caught and survived. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -215,6 +216,31 @@ TEST_F(GpuTune, WinnerFiguresComeFromTheConfirmationRound) {
     double sum = 0;
     for (double t : v.time.step_median_ms) sum += t;
     EXPECT_NEAR(sum, v.time.median_ms, 0.25 * v.time.median_ms + 1e-3) << v.variant.name;
+  }
+}
+
+// A full tune's confirmation round (sustained, not quick): the worker times the winner and the
+// runner-up taking turns (sustain_round.hpp), both settled in the same rounds, and says so in the
+// notes with each plan's window medians; their figures come from that round.
+TEST_F(GpuTune, TheWinnerAndTheRunnerUpTakeTurnsInTheSustainedRound) {
+  fusetune::tune::TuneOptions o;
+  o.worker_exe = FUSETUNE_BINARY;
+  o.strategy = "model";
+  o.variant_timeout_s = 60;
+  const auto r = fusetune::tune::run_tune(fusetune::spec::parse("conv2d(n=4,c=32,h=32,w=32,k=64,r=3,pad=1) | relu | mul(2)"), o);
+  ASSERT_TRUE(r.winner && r.runner_up);
+  const std::string w = r.results[*r.winner].variant.name, u = r.results[*r.runner_up].variant.name;
+  const auto note = [&](const std::string& text) {
+    return std::find_if(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  const bool in_turns = note("sustained timing of " + w + " and " + u + " in turns") != r.notes.end() ||
+                        note("sustained timing of " + u + " and " + w + " in turns") != r.notes.end();
+  EXPECT_TRUE(in_turns) << "no round in turns of " << w << " and " << u;
+  for (const std::string& name : {w, u}) {
+    const auto n = note("sustained timing of " + name + ": ");
+    ASSERT_NE(n, r.notes.end()) << name;
+    EXPECT_NE(n->find("window medians"), std::string::npos) << *n;
+    EXPECT_EQ(r.results[name == w ? *r.winner : *r.runner_up].time.round, fusetune::tune::TimeRound::confirmation);
   }
 }
 

@@ -147,6 +147,30 @@ TEST_F(TuneAhead, TheWinnerAndTheRunnerUpTakeTurnsInTheConfirmationRound) {
   EXPECT_EQ(pair, expected);
 }
 
+// A baseline in the pair: with every solution slow, `unfused` (confirmed early, while the
+// solutions compiled) is the winner or the runner-up, and is timed again in turns with the other.
+TEST_F(TuneAhead, ABaselineOfThePairConfirmedEarlyTakesTurnsToo) {
+  ::setenv("FUSETUNE_FAKE_SOLUTION_MS", "5", 1);
+  TuneOptions o = options("model");
+  o.jobs = 1;
+  const TuneReport rep = run_tune(spec::parse(kSpec), o);
+  ::unsetenv("FUSETUNE_FAKE_SOLUTION_MS");
+  ASSERT_TRUE(rep.winner && rep.runner_up && rep.unfused);
+  const std::string unfused = rep.results[*rep.unfused].variant.name;
+  const std::set<std::string> expected{rep.results[*rep.winner].variant.name, rep.results[*rep.runner_up].variant.name};
+  ASSERT_EQ(expected.count(unfused), 1u) << "unfused is neither winner nor runner-up";
+  std::vector<Asked> sustained;
+  for (const Asked& a : asked())
+    if (a.kind == "retime" && a.run == "sustained") sustained.push_back(a);
+  ASSERT_EQ(sustained.size(), 2u);
+  EXPECT_NE(std::find(sustained[0].plans.begin(), sustained[0].plans.end(), unfused), sustained[0].plans.end())
+      << "unfused was not confirmed early";
+  const Asked& last = sustained.back();
+  ASSERT_EQ(last.turns, 2);
+  ASSERT_GE(last.plans.size(), 2u);
+  EXPECT_EQ((std::set<std::string>{last.plans[0], last.plans[1]}), expected);
+}
+
 TEST_F(TuneAhead, TheExhaustiveSearchNamesNone) {
   const TuneReport rep = run_tune(spec::parse(kSpec), options("exhaustive"));
   ASSERT_TRUE(rep.winner);

@@ -90,8 +90,9 @@ size_t SustainRound::cap_first(size_t p) const {
 // Asked at the end of each round. The plans leave together, once all of them have settled at
 // once, or at the cap: one that settled early goes on taking turns, so that each figure is
 // made of the same last rounds. Released one by one, the plan whose windows happened to agree
-// first would keep a figure from earlier in a drift than the other's (a GPU slowing 0.4% a
-// window: 0.5% between two equal plans, tests/sustain_round_test.cpp).
+// first would keep a figure from earlier in a drift than the other's (the first draft of this
+// schedule did: 0.5% between two equal plans on a simulated GPU slowing 0.4% a window, the drift
+// of tests/sustain_round_test.cpp's EqualPlansGetEqualFiguresWhileTheGpuStillDrifts).
 bool SustainRound::release() {
   bool cap = false, all = true;
   for (size_t p = 0; p < plans_.size(); ++p) {

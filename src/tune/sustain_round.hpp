@@ -12,9 +12,15 @@
 // settle against the winner's 0.6 s (calls 98, 100), on every cold tune's path. A round of turns
 // lasts one window (each turn window_ms / the plans taking turns), so the plans' last three
 // windows span the 300 ms a plan alone spans: the same calm stretch for both, found once.
-// Only plans alike take turns: the others' clocks follow their neighbours' power draw (call
-// 101: cuDNN's conv taking turns with the unfused pipeline read 0.918-1.011 ms, 0.978-0.986
-// alone), so the baselines and the floor are each timed alone.
+// Only the pair the tie rule compares takes turns: a plan's clocks follow its neighbour's power
+// draw (call 101: cuDNN's conv taking turns with the unfused pipeline read 0.918-1.011 ms,
+// 0.978-0.986 alone), so the floor and a baseline that is neither winner nor runner-up are each
+// timed alone.
+//
+// A plan alone is timed as it was before turns (heat, then windows of window_ms until three
+// agree, `tests/timing_stats_test.cpp`), but for two details: the sample queued past a window's
+// end is thrown away (its GPU time, one sample a window, is not counted), and at the cap the
+// last window is the one the cap cut short.
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -40,7 +46,8 @@ class SustainRound {
   // and the caps count. For a plan of microseconds the scrubs are most of that span (2 x 60 MB
   // at about 3 TB/s is 40 us per repetition): counting only the timed repetitions kept the GPU
   // busy 5x longer than the policy meant, 3-4 s a plan (call 51's confirmation rounds, 12-19 s
-  // on small problems). True when it ended the turn: current() has moved on.
+  // on small problems). True when it ended the turn (current() has moved on) or the first
+  // plan's heat (its first window follows: the timer starts it afresh, as a turn).
   bool add(double sample_ms, double busy_ms);
 
   // Plan p's samples so far, in order (its heat included), and, once it is done, the index of

@@ -203,7 +203,7 @@ std::map<std::string, TimeFigures> Timer::interleaved(const std::vector<const Lo
 std::map<std::string, TimeFigures> Timer::sustained(const std::vector<const Loaded*>& plans, TimeRound round,
                                                     size_t turns, std::vector<std::string>* notes) {
   std::map<std::string, TimeFigures> out;
-  const size_t together = turns >= 2 ? std::min(turns, plans.size()) : 0;
+  const size_t together = turns >= 2 && plans.size() >= 2 ? std::min(turns, plans.size()) : 0;
   if (together >= 2) sustain({plans.begin(), plans.begin() + std::ptrdiff_t(together)}, true, round, out, notes);
   for (size_t i = together; i < plans.size(); ++i) sustain({plans[i]}, i == 0, round, out, notes);
   sync_or_lose("sustained timing");
@@ -227,11 +227,15 @@ void Timer::sustain(const std::vector<const Loaded*>& plans, bool first, TimeRou
   }
   SustainRound schedule(std::move(policies));
   std::vector<std::vector<Sample>> samples(plans.size());
+  // Each plan's last sample's busy span: what the next one is expected to take (the probe's
+  // timed time until then; the L2 scrubs make a short plan's span several times that).
+  std::vector<double> last_busy;
+  for (const Prepared& p : prepared) last_busy.push_back(p.sample_ms);
   int slot = 0;
   while (const std::optional<size_t> turn = schedule.current()) {
     const Loaded& l = *plans[*turn];
     const Prepared& p = prepared[*turn];
-    double expected_busy = p.sample_ms;
+    double& expected_busy = last_busy[*turn];
     enqueue(l, p, slot, p.spin_us);
     for (;;) {
       // The next sample is queued while the GPU runs this one, so the GPU runs the plan back to

@@ -1162,12 +1162,15 @@ class TuneRun {
     add(floor);
     progress("confirmation round", 0, 1, "");
     // Plans confirmed while the solutions compiled (confirm_early()) keep those figures.
-    std::vector<size_t> fresh, early;
-    for (size_t i : round) (early_.count(rep_.results[i].variant.name) != 0 ? early : fresh).push_back(i);
     // The winner and the runner-up, whose comparison is the tie rule's verdict, take turns
-    // (sustain_round.hpp): the same stretch of the GPU's clocks for both.
-    const bool pair = rep_.runner_up && fresh.size() >= 2 && fresh[0] == *rep_.winner && fresh[1] == *rep_.runner_up;
-    retime(fresh, TimeRound::confirmation, pair ? 2 : 0);
+    // (sustain_round.hpp): the same stretch of the GPU's clocks for both. A baseline of the pair
+    // confirmed early is timed again in it.
+    std::vector<size_t> fresh, early;
+    for (size_t i : round) {
+      const bool in_pair = i == *rep_.winner || (rep_.runner_up && i == *rep_.runner_up);
+      (early_.count(rep_.results[i].variant.name) != 0 && !in_pair ? early : fresh).push_back(i);
+    }
+    retime(fresh, TimeRound::confirmation, rep_.runner_up ? 2 : 0);
     for (size_t i : early) {
       rep_.results[i].time = early_.at(rep_.results[i].variant.name);
       rep_.results[i].gpu = lanes_[0].device;
