@@ -14,29 +14,31 @@ SustainRound::SustainRound(std::vector<SustainPolicy> policies) {
     plans_.push_back(Plan{policies[p], {}, {}, 0, false, std::nullopt});
     order_.push_back(p);
   }
-  round_size_ = order_.size();
   next_turn();
 }
 
 std::optional<size_t> SustainRound::current() const { return turn_; }
 
 // The cap counts the busy time of all the plans together: it bounds the round's time, as it
-// bounded one plan's when each ran alone (call 100: capped per plan, turns took 6 s). Each plan
-// gets at least one sample.
+// bounded one plan's when each ran alone (call 100: capped per plan, turns took 6 s).
+bool SustainRound::over_cap(const Plan& pl, size_t samples, double round_busy) {
+  return int(samples) >= std::max(1, pl.policy.max_samples) || round_busy >= pl.policy.max_ms;
+}
+
+// Each plan gets at least one sample.
 bool SustainRound::capped(size_t p) const {
   const Plan& pl = plans_[p];
-  if (pl.sample_ms.empty()) return false;
-  return int(pl.sample_ms.size()) >= std::max(1, pl.policy.max_samples) || round_busy_ >= pl.policy.max_ms;
+  return !pl.sample_ms.empty() && over_cap(pl, pl.sample_ms.size(), round_busy_);
 }
 
 bool SustainRound::would_close(double busy_ms) const {
   if (!turn_) return true;
   const Plan& pl = plans_[*turn_];
   const double b = std::max(0.0, busy_ms);
-  if (int(pl.sample_ms.size()) + 1 >= std::max(1, pl.policy.max_samples) || round_busy_ + b >= pl.policy.max_ms)
-    return true;  // at its cap the plan stops
+  if (over_cap(pl, pl.sample_ms.size() + 1, round_busy_ + b)) return true;  // at its cap the plan stops
   if (!pl.heated) return turn_busy_ + b >= pl.policy.heat_ms;
-  const double window = std::max(kMinTurnMs, pl.policy.window_ms / double(std::max<size_t>(1, round_size_)));
+  // Every plan takes a turn each round: a round lasts one window of a plan alone.
+  const double window = std::max(kMinTurnMs, pl.policy.window_ms / double(plans_.size()));
   return turn_busy_ + b >= window && turn_samples_ + 1 >= pl.policy.min_window;
 }
 
@@ -63,16 +65,18 @@ bool SustainRound::add(double sample_ms, double busy_ms) {
   return true;
 }
 
+TimingSummary SustainRound::window(const Plan& pl, size_t w) {
+  const size_t b = pl.window_start[w];
+  const size_t e = w + 1 < pl.window_start.size() ? pl.window_start[w + 1] : pl.sample_ms.size();
+  return summarize({pl.sample_ms.begin() + std::ptrdiff_t(b), pl.sample_ms.begin() + std::ptrdiff_t(e)});
+}
+
 std::optional<size_t> SustainRound::settled(size_t p) const {
   const Plan& pl = plans_[p];
   const size_t k = size_t(std::max(2, pl.policy.settle_windows));
   if (pl.window_start.size() < k) return std::nullopt;
   std::vector<TimingSummary> windows;
-  for (size_t w = pl.window_start.size() - k; w < pl.window_start.size(); ++w) {
-    const size_t b = pl.window_start[w];
-    const size_t e = w + 1 < pl.window_start.size() ? pl.window_start[w + 1] : pl.sample_ms.size();
-    windows.push_back(summarize({pl.sample_ms.begin() + std::ptrdiff_t(b), pl.sample_ms.begin() + std::ptrdiff_t(e)}));
-  }
+  for (size_t w = pl.window_start.size() - k; w < pl.window_start.size(); ++w) windows.push_back(window(pl, w));
   if (!windows_settled(windows, pl.policy)) return std::nullopt;
   return pl.window_start[pl.window_start.size() - k];
 }
@@ -95,15 +99,14 @@ size_t SustainRound::cap_first(size_t p) const {
 // of tests/sustain_round_test.cpp's EqualPlansGetEqualFiguresWhileTheGpuStillDrifts).
 bool SustainRound::release() {
   bool cap = false, all = true;
+  std::vector<std::optional<size_t>> firsts;
   for (size_t p = 0; p < plans_.size(); ++p) {
     cap = cap || capped(p);
-    all = all && settled(p).has_value();
+    firsts.push_back(settled(p));
+    all = all && firsts.back().has_value();
   }
   if (!cap && !all) return false;
-  for (size_t p = 0; p < plans_.size(); ++p) {
-    const auto s = settled(p);
-    plans_[p].first = all ? *s : cap_first(p);
-  }
+  for (size_t p = 0; p < plans_.size(); ++p) plans_[p].first = all ? *firsts[p] : cap_first(p);
   return true;
 }
 
@@ -119,7 +122,6 @@ void SustainRound::next_turn() {
     ++round_;
     for (size_t p = 0; p < plans_.size(); ++p) order_.push_back(p);
     if (round_ % 2 == 1) std::reverse(order_.begin(), order_.end());
-    round_size_ = order_.size();
   }
   const size_t p = order_.front();
   order_.erase(order_.begin());
@@ -132,12 +134,8 @@ void SustainRound::next_turn() {
 std::vector<double> SustainRound::window_medians(size_t p) const {
   const Plan& pl = plans_.at(p);
   std::vector<double> out;
-  for (size_t w = 0; w < pl.window_start.size(); ++w) {
-    const size_t b = pl.window_start[w];
-    const size_t e = w + 1 < pl.window_start.size() ? pl.window_start[w + 1] : pl.sample_ms.size();
-    if (e > b)
-      out.push_back(summarize({pl.sample_ms.begin() + std::ptrdiff_t(b), pl.sample_ms.begin() + std::ptrdiff_t(e)}).median);
-  }
+  for (size_t w = 0; w < pl.window_start.size(); ++w)
+    if (const TimingSummary t = window(pl, w); t.count > 0) out.push_back(t.median);
   return out;
 }
 

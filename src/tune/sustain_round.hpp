@@ -73,7 +73,9 @@ class SustainRound {
   void next_turn();
   // At the end of each round: whether the plans are done (then each one's `first` is set).
   bool release();
+  [[nodiscard]] static bool over_cap(const Plan& pl, size_t samples, double round_busy);
   [[nodiscard]] bool capped(size_t p) const;
+  [[nodiscard]] static TimingSummary window(const Plan& pl, size_t w);  // window w's samples
   // Its last settle_windows windows' first sample once they have settled.
   [[nodiscard]] std::optional<size_t> settled(size_t p) const;
   [[nodiscard]] size_t cap_first(size_t p) const;
@@ -81,7 +83,6 @@ class SustainRound {
   std::vector<Plan> plans_;
   std::vector<size_t> order_;  // this round's remaining turns, next first
   size_t round_ = 0;
-  size_t round_size_ = 0;       // the plans taking turns this round
   double round_busy_ = 0;       // busy GPU time of all the plans together
   std::optional<size_t> turn_;  // the plan in its turn
   double turn_busy_ = 0;
