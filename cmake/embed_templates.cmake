@@ -4,10 +4,10 @@
 # (tuning_db/: the schema and shipped records) reuse it:
 #   -DHEADER=db/embedded_db_files.hpp -DNAMESPACE=fusetune::db -DFUNCTION=embedded_db_files
 if(NOT DEFINED HEADER)
-  set(HEADER "codegen/embedded_templates.hpp")
+  set(HEADER "templates/embedded_templates.hpp")
 endif()
 if(NOT DEFINED NAMESPACE)
-  set(NAMESPACE "fusetune::codegen")
+  set(NAMESPACE "fusetune::templates")
 endif()
 if(NOT DEFINED FUNCTION)
   set(FUNCTION "embedded_templates")

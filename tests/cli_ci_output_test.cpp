@@ -11,7 +11,7 @@
 #include "cli/junit.hpp"
 #include "cli_run.hpp"
 #include "gpu/driver_api.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ TEST(CliCiOutput, VersionNamesFusetuneNvrtcCudnnAndTheDriver) {
 TEST(CliCiOutput, SmokeWritesJunitAndRequireGpuFailsWithoutOne) {
   std::string why;
   if (fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "a driver is present: --require-gpu would pass";
-  const fusetune::tune::TempDir dir("ft-junit");
+  const fusetune::TempDir dir("ft-junit");
   const std::string db = (dir.path() / "t.db").string();
   const std::string xml = (dir.path() / "smoke.xml").string();
   const auto r = run("smoke --checks database --db " + db + " --junit " + xml + " --require-gpu");
@@ -56,8 +56,8 @@ TEST(CliCiOutput, SmokeWritesJunitAndRequireGpuFailsWithoutOne) {
 TEST(CliCiOutput, JunitTextIsEscapedAndControlCharactersDropped) {
   EXPECT_EQ(fusetune::cli::xml_escape("a<b>&\"c'\x1b[2J\x01 d\tе"), "a&lt;b&gt;&amp;&quot;c&apos;[2J d\tе");
   EXPECT_EQ(fusetune::cli::xml_escape(std::string("\xff\xc3", 2)), "??");
-  const std::vector<fusetune::tune::SmokeCheck> checks = {
-      {"winner <script>", fusetune::tune::SmokeCheck::Outcome::failed, "slower \"than\" & unfused"}};
+  const std::vector<fusetune::cli::SmokeCheck> checks = {
+      {"winner <script>", fusetune::cli::SmokeCheck::Outcome::failed, "slower \"than\" & unfused"}};
   const std::string x = fusetune::cli::junit_xml(checks);
   EXPECT_NE(x.find("name=\"winner &lt;script&gt;\"><failure message=\"slower &quot;than&quot; &amp; unfused\"/>"),
             std::string::npos)

@@ -12,7 +12,7 @@
 
 #include "cli_run.hpp"
 #include "codegen/cudnn_engine.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "db/database.hpp"
 #include "export_test_winners.hpp"
 
@@ -91,7 +91,7 @@ TEST_F(ExportPatchCli, ACudnnFusedWinnerExportsTheFastestVariantTorchCanRun) {
   const codegen::Variant fused = codegen::with_engine(pick(variants, "cudnn-fused.x-nhwc"), {7, {{24, 29}}});
   const codegen::Variant epi = pick(variants, "epilogue.nchw");
   db::WinnerRecord w = exporter::testing::winner_for(p, fused, false);
-  w.env.templates_hash = codegen::templates_hash();
+  w.env.templates_hash = templates::templates_hash();
   w.time_median_ms = 2.2;
   auto result = [&](const codegen::Variant& v, double ms) {
     db::ResultRecord r;

@@ -20,7 +20,7 @@
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace {
 
@@ -150,14 +150,14 @@ TEST(Cli, NumericFlagsOutOfRangeAreRefusedWhenParsed) {
 TEST(Cli, NumericFlagsInRangeAreTaken) {
   std::string why;
   if (fusetune::gpu::driver_available(&why)) GTEST_SKIP() << "a GPU driver is present: tune would run";
-  const fusetune::tune::TempDir dir("ft-cli");
+  const fusetune::TempDir dir("ft-cli");
   auto r = run("tune --preset kernelbench-31 --timeout 0.5 --top-k 1 --device 0 --strategy random --budget 1000000 "
                "-j 2 --db " + (dir.path() / "t.db").string());
   EXPECT_EQ(r.code, 3) << "parsed, then stopped for want of a GPU: " << r.err;
 }
 
 TEST(Cli, ImportingADirectoryIsBadInput) {
-  const fusetune::tune::TempDir dir("ft-cli");
+  const fusetune::TempDir dir("ft-cli");
   auto r = run("db --db " + (dir.path() / "t.db").string() + " import " + dir.path().string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_EQ(lines(r.err), 1u) << r.err;
@@ -180,7 +180,7 @@ std::optional<std::string> unprivileged() {
 TEST(Cli, ImportIntoAReadOnlyDatabaseSaysSoAndBlamesNoLine) {
   const auto as_user = unprivileged();
   if (!as_user) GTEST_SKIP() << "running as root and setpriv cannot run the binary as nobody";
-  const fusetune::tune::TempDir dir("ft-cli");
+  const fusetune::TempDir dir("ft-cli");
   std::filesystem::permissions(dir.path(), std::filesystem::perms::all);  // SQLite may make its -shm file
   const std::string db = (dir.path() / "t.db").string();
   const std::string dump = (dir.path() / "d.jsonl").string();
@@ -209,7 +209,7 @@ bool has_terminal_controls(const std::string& s, bool allow_newline = true) {
 // Database strings reach stdout quoted (CSV) or cleaned (tables): a comma or newline in a GPU
 // name does not add a field or a record, an escape sequence never reaches the terminal.
 TEST(Cli, QueryCsvIsQuotedAndTablesCarryNoControls) {
-  const fusetune::tune::TempDir dir("ft-cli");
+  const fusetune::TempDir dir("ft-cli");
   const std::string db = (dir.path() / "q.db").string();
   {
     auto d = fusetune::db::Database::open(db, fusetune::db::OpenOptions{.load_shipped = false});
@@ -256,7 +256,7 @@ TEST(Cli, QueryCsvIsQuotedAndTablesCarryNoControls) {
 // A GPU name carrying a terminal escape and a newline: the record is not one fusetune writes, so
 // export refuses it (src/trust/record_check.cpp), in one clean line that does not echo it.
 TEST(Cli, ExportOfAGpuNameWithControlsIsRefusedInOneCleanLine) {
-  const fusetune::tune::TempDir dir("ft-cli");
+  const fusetune::TempDir dir("ft-cli");
   const std::string db = (dir.path() / "e.db").string();
   {
     auto d = fusetune::db::Database::open(db);  // with the shipped winners

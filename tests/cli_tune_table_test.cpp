@@ -13,24 +13,24 @@
 namespace fusetune::cli {
 namespace {
 
-using tune::Status;
+using fusetune::protocol::Status;
 using tune::TuneReport;
-using tune::VariantResult;
+using fusetune::protocol::VariantResult;
 
-VariantResult result(codegen::Candidate c, const std::string& name, double ms,
-                     std::vector<std::pair<std::string, int64_t>> params, Status status = Status::ok) {
-  VariantResult r;
+fusetune::protocol::VariantResult result(codegen::Candidate c, const std::string& name, double ms,
+                     std::vector<std::pair<std::string, int64_t>> params, fusetune::protocol::Status status = fusetune::protocol::Status::ok) {
+  fusetune::protocol::VariantResult r;
   r.variant.candidate = c;
   r.variant.name = name;
   r.variant.design = name.substr(0, name.rfind('.'));
   r.variant.params = std::move(params);
   r.status = status;
-  r.verified = status == Status::ok;
-  r.timed = status == Status::ok;
+  r.verified = status == fusetune::protocol::Status::ok;
+  r.timed = status == fusetune::protocol::Status::ok;
   r.time.median_ms = ms;
   r.time.spread = 0.005;
-  r.time.round = tune::TimeRound::first_pass;
-  if (status != Status::ok) r.reason = "cuDNN eng7_k24=29: draw 0: 3983014 of 4129024 elements outside the TF32 bound";
+  r.time.round = fusetune::protocol::TimeRound::first_pass;
+  if (status != fusetune::protocol::Status::ok) r.reason = "cuDNN eng7_k24=29: draw 0: 3983014 of 4129024 elements outside the TF32 bound";
   return r;
 }
 
@@ -55,11 +55,11 @@ TuneReport report() {
                                   {"cpt", 1}, {"lanes", 8}, {"stage_chan", 1}, {"tr_block", 256}, {"tr_ovec", 4},
                                   {"tr_tile", 64}, {"tr_vec", 4}, {"unfused_block", 256}}));
   rep.results.push_back(result(C::cudnn_fused, "cudnn-fused.x-nhwc.eng7.k12_29", 0, {{"graph_in", 1}, {"eng", 7}},
-                               Status::wrong_result));
+                               fusetune::protocol::Status::wrong_result));
   rep.results.push_back(result(C::cudnn_fused, "cudnn-fused.x-nchw.eng9", 0, {{"graph_in", 0}, {"eng", 9}},
-                               Status::not_supported));
+                               fusetune::protocol::Status::not_supported));
   rep.winner = 5;  // epilogue.nhwc.t1, 1.71 ms
-  rep.results[5].time.round = tune::TimeRound::confirmation;
+  rep.results[5].time.round = fusetune::protocol::TimeRound::confirmation;
   rep.unfused = 3;
   rep.cudnn = 1;
   for (int i = 0; i < 5; ++i) rep.notes.push_back("cuDNN NCHW conv FFT (tf32) rejected: draw 0: ...");

@@ -49,7 +49,7 @@ TEST(CodegenPlanted, WrongFaultHangCompile) {
       }
     }
     for (const auto& r : fusetune::tune::compile_all(planted, *fusetune::gpu::limits_for_arch("sm_90"), {}))
-      EXPECT_EQ(r.status, fusetune::tune::Status::ok) << r.variant.name << ": " << r.reason;
+      EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason;
   }
 }
 
@@ -87,7 +87,7 @@ TEST(CodegenPlanted, SubtleBugsArePlantedWhereTheyApply) {
     }
     EXPECT_EQ(names, c.expected);
     for (const auto& r : fusetune::tune::compile_all(planted, *fusetune::gpu::limits_for_arch("sm_90"), {}))
-      EXPECT_EQ(r.status, fusetune::tune::Status::ok) << r.variant.name << ": " << r.reason << r.log_excerpt;
+      EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason << r.log_excerpt;
   }
 }
 

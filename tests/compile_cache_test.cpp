@@ -14,7 +14,7 @@
 #include "spec/parser.hpp"
 #include "tune/compile_all.hpp"
 #include "tune/compile_cache.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::tune {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 constexpr const char* kSpec = "conv2d(n=1,c=8,h=12,w=12,k=16,r=3) | relu | reduce_min";
 
 struct Compiled {
-  std::vector<VariantResult> results;
+  std::vector<fusetune::protocol::VariantResult> results;
   size_t compiled = 0, cached = 0;
 };
 
@@ -37,7 +37,7 @@ Compiled compile(const std::filesystem::path& cache, bool strict_fp32 = false) {
   c.results = compile_all(variants, limits, o);
   for (const auto& r : c.results) {
     if (r.variant.source.empty()) continue;
-    EXPECT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
+    EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason;
     (r.compile.from_cache ? c.cached : c.compiled) += 1;
   }
   return c;

@@ -38,10 +38,10 @@ TEST(CompileQueue, EachResultIsTheVariantsOwnCompile) {
   o.jobs = 2;
   CompileQueue q(variants, {3, 2, 1, 0}, limits, o);
   for (size_t i = 0; i < variants.size(); ++i) {
-    const VariantResult& r = q.get(i);
-    const VariantResult alone = compile_variant(variants[i], limits, o);
+    const fusetune::protocol::VariantResult& r = q.get(i);
+    const fusetune::protocol::VariantResult alone = compile_variant(variants[i], limits, o);
     EXPECT_EQ(r.variant.name, variants[i].name);
-    EXPECT_EQ(r.status, Status::ok) << r.reason;
+    EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.reason;
     EXPECT_EQ(r.compile.registers, alone.compile.registers) << variants[i].name;
     EXPECT_EQ(r.compile.cubin.empty(), alone.compile.cubin.empty());
     EXPECT_TRUE(q.done(i));
@@ -53,10 +53,10 @@ TEST(CompileQueue, AVariantOutsideThePoolsOrderIsCompiledWhenAskedFor) {
   const auto variants = some_variants(2);
   std::atomic<int> compiled{0};
   CompileAllOptions o;
-  o.on_done = [&](const VariantResult&) { ++compiled; };
+  o.on_done = [&](const fusetune::protocol::VariantResult&) { ++compiled; };
   CompileQueue q(variants, {}, limits, o);  // no pool work at all
   EXPECT_FALSE(q.done(1));
-  EXPECT_EQ(q.get(1).status, Status::ok);
+  EXPECT_EQ(q.get(1).status, fusetune::protocol::Status::ok);
   EXPECT_TRUE(q.done(1));
   EXPECT_FALSE(q.done(0));
   EXPECT_EQ(compiled.load(), 1);  // only what was asked for
@@ -68,13 +68,13 @@ TEST(CompileQueue, AfterStopThePoolTakesNothingNewButGetStillAnswers) {
   std::atomic<int> compiled{0};
   CompileAllOptions o;
   o.jobs = 1;
-  o.on_done = [&](const VariantResult&) { ++compiled; };
+  o.on_done = [&](const fusetune::protocol::VariantResult&) { ++compiled; };
   {
     CompileQueue q(variants, {0, 1, 2, 3}, limits, o);
     q.stop();
     // The one pool thread may have started one variant before stop(); nothing after it.
-    EXPECT_EQ(q.get(3).status, Status::ok);
-    EXPECT_EQ(q.get(2).status, Status::ok);
+    EXPECT_EQ(q.get(3).status, fusetune::protocol::Status::ok);
+    EXPECT_EQ(q.get(2).status, fusetune::protocol::Status::ok);
   }  // joins the pool
   EXPECT_LE(compiled.load(), 3);
   EXPECT_GE(compiled.load(), 2);
@@ -89,7 +89,7 @@ TEST(CompileQueue, ThePoolTakesThePreferredVariantsFirst) {
   std::vector<std::string> finished;
   CompileAllOptions o;
   o.jobs = 1;
-  o.on_done = [&](const VariantResult& r) {
+  o.on_done = [&](const fusetune::protocol::VariantResult& r) {
     const std::lock_guard<std::mutex> lock(m);
     finished.push_back(r.variant.name);
   };
@@ -110,7 +110,7 @@ TEST(CompileQueue, DestroyingItMidCompileJoinsCleanly) {
   CompileAllOptions o;
   o.jobs = 2;
   CompileQueue q(some_variants(4), {0, 1, 2, 3}, limits, o);
-  EXPECT_EQ(q.get(0).status, Status::ok);
+  EXPECT_EQ(q.get(0).status, fusetune::protocol::Status::ok);
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 
 #include <limits>
 
-#include "tune/conv_screen.hpp"
+#include "worker/conv_screen.hpp"
 
-namespace fusetune::tune {
+namespace fusetune::worker {
 namespace {
 
 constexpr double kRefused = std::numeric_limits<double>::infinity();
@@ -38,4 +38,4 @@ TEST(ConvScreen, NothingToVerifyWhenCudnnRefusedEverything) {
 }
 
 }  // namespace
-}  // namespace fusetune::tune
+}  // namespace fusetune::worker

@@ -17,7 +17,7 @@
 
 #include "db/database.hpp"
 #include "db_test_support.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -65,7 +65,7 @@ std::map<int, int> rows_per_batch(const Database& db, int writer) {
 }
 
 TEST(DbConcurrency, TwoWriterProcessesLoseNothing) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const std::string path = (dir.path() / "shared" / "tuning.db").string();
   constexpr int kBatches = 50;
   // A start line: both children block on the pipe until the parent closes it, so they
@@ -102,7 +102,7 @@ TEST(DbConcurrency, TwoWriterProcessesLoseNothing) {
 }
 
 TEST(DbConcurrency, AWriterKilledMidBatchLeavesEveryCommittedBatchAndNoPartOne) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const std::string path = (dir.path() / "tuning.db").string();
   int done[2];
   ASSERT_EQ(pipe(done), 0);

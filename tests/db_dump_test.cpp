@@ -14,7 +14,7 @@
 #include "db/dump.hpp"
 #include "db/schema.hpp"
 #include "db_test_support.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -59,7 +59,7 @@ class DbDump : public ::testing::Test {
   Database fresh(const std::string& name, bool load_shipped = false) {
     return Database::open((dir_.path() / name).string(), OpenOptions{.load_shipped = load_shipped});
   }
-  tune::TempDir dir_{"ft-db"};
+  TempDir dir_{"ft-db"};
 };
 
 TEST_F(DbDump, ImportOfADumpDumpsTheSameBytes) {

@@ -14,7 +14,7 @@
 #include "db/embedded_db_files.hpp"
 #include "db/schema.hpp"
 #include "db_test_support.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -58,7 +58,7 @@ void expect_refused(const fs::path& p, const std::string& fault) {
 }
 
 TEST(DbOpen, CreatesParentDirectoriesAndASchemaInWalMode) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "a" / "b" / "tuning.db";
   {
     auto db = Database::open(p.string());
@@ -73,7 +73,7 @@ TEST(DbOpen, CreatesParentDirectoriesAndASchemaInWalMode) {
 }
 
 TEST(DbOpen, ReopenKeepsWhatWasWritten) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const std::string p = (dir.path() / "tuning.db").string();
   {
     auto db = Database::open(p, kBare);
@@ -89,7 +89,7 @@ TEST(DbOpen, ReopenKeepsWhatWasWritten) {
 }
 
 TEST(DbOpen, MovedDatabaseKeepsWorking) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   std::optional<Database> db;
   db.emplace(Database::open((dir.path() / "t.db").string(), kBare));
   Database other = std::move(*db);
@@ -98,7 +98,7 @@ TEST(DbOpen, MovedDatabaseKeepsWorking) {
 }
 
 TEST(DbOpen, AnEmptyFileGetsTheSchema) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "empty.db";
   write_bytes(p, "");
   auto db = Database::open(p.string());
@@ -107,7 +107,7 @@ TEST(DbOpen, AnEmptyFileGetsTheSchema) {
 
 // A "version 0" database: a valid SQLite file, no tables, user_version 0.
 TEST(DbOpen, AnSqliteFileWithoutTablesIsMigratedFromVersionZero) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "v0.db";
   {
     const Connection c = raw(p);
@@ -128,7 +128,7 @@ TEST(DbOpen, AnSqliteFileWithoutTablesIsMigratedFromVersionZero) {
 // algorithms): opened, it migrates to the current version, keeps every record, and reads them
 // with the new fields at their defaults.
 TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "v1.db";
   {
     auto db = Database::open(p.string(), kBare);
@@ -161,7 +161,7 @@ TEST(DbOpen, AVersionOneDatabaseMigratesAndKeepsItsRecords) {
 // Someone's SQLite file with only a view in it: not ours, whatever its (absent) tables say; its
 // journal mode is not switched to WAL and nothing is created beside it.
 TEST(DbOpen, AForeignFileWithOnlyAViewIsRefusedAndItsJournalModeKept) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "views.db";
   {
     const Connection c = raw(p);
@@ -175,7 +175,7 @@ TEST(DbOpen, AForeignFileWithOnlyAViewIsRefusedAndItsJournalModeKept) {
 // A fusetune database with one data page overwritten: the schema page is intact, so only
 // reading every page finds it. Refused before anything writes, `db import` included.
 TEST(DbOpen, OursWithADamagedDataPageIsRefusedBeforeAnyWrite) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "page.db";
   {
     auto db = Database::open(p.string());  // the shipped records: many pages
@@ -193,7 +193,7 @@ TEST(DbOpen, OursWithADamagedDataPageIsRefusedBeforeAnyWrite) {
 }
 
 TEST(DbOpen, RandomBytesAreRefusedUntouched) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "random.db";
   write_bytes(p, random_bytes(8192, 1));
   expect_refused(p, "not an SQLite database");
@@ -202,7 +202,7 @@ TEST(DbOpen, RandomBytesAreRefusedUntouched) {
 }
 
 TEST(DbOpen, ADamagedSqliteFileIsRefusedUntouched) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "damaged.db";
   // The SQLite header, then garbage where the schema page should be.
   write_bytes(p, std::string("SQLite format 3\0", 16) + random_bytes(8192 - 16, 2));
@@ -222,7 +222,7 @@ TEST(DbOpen, ADamagedSqliteFileIsRefusedUntouched) {
 }
 
 TEST(DbOpen, SomeoneElsesSqliteFileIsRefusedUntouched) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "foreign.db";
   {
     const Connection c = raw(p);
@@ -237,7 +237,7 @@ TEST(DbOpen, SomeoneElsesSqliteFileIsRefusedUntouched) {
 }
 
 TEST(DbOpen, ANewerSchemaIsRefusedUntouched) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "newer.db";
   { (void)Database::open(p.string()); }
   {
@@ -248,7 +248,7 @@ TEST(DbOpen, ANewerSchemaIsRefusedUntouched) {
 }
 
 TEST(DbOpen, OursWithATableMissingIsRefused) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   const fs::path p = dir.path() / "partial.db";
   { (void)Database::open(p.string()); }
   { raw(p).exec("DROP TABLE winners"); }
@@ -256,7 +256,7 @@ TEST(DbOpen, OursWithATableMissingIsRefused) {
 }
 
 TEST(DbOpen, ADirectoryIsRefused) {
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   EXPECT_THROW((void)Database::open(dir.path().string()), InputError);
 }
 
@@ -267,7 +267,7 @@ TEST(DbOpen, ShippedRecordsSeedANewDatabaseOnly) {
       for (size_t pos = text.find("\"table\":\"winners\""); pos != std::string::npos;
            pos = text.find("\"table\":\"winners\"", pos + 1))
         ++shipped_lines;
-  tune::TempDir dir("ft-db");
+  TempDir dir("ft-db");
   auto db = Database::open((dir.path() / "seeded.db").string());
   const auto winners = db.winners(std::nullopt, "", std::nullopt);
   EXPECT_EQ(winners.size(), shipped_lines);

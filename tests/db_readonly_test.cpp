@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace {
 
@@ -27,7 +27,7 @@ std::string sh(const std::string& script) {
 TEST(DbReadOnly, ReadingCommandsWorkInAReadOnlyFolderAndWritesSaySo) {
   if (std::system("unshare -m sh -c 'mount --bind /tmp /mnt && mount -o remount,ro,bind /mnt' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "cannot make a read-only bind mount here (needs root and unshare -m)";
-  fusetune::tune::TempDir dir("ft-ro");
+  fusetune::TempDir dir("ft-ro");
   const std::string d = dir.path().string();
   const std::string bin = FUSETUNE_BINARY;
   ASSERT_EQ(std::system((bin + " db verify --db " + d + "/t.db >/dev/null").c_str()), 0);  // created, with records

@@ -9,7 +9,7 @@
 
 #include "db/database.hpp"
 #include "db_test_support.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -29,7 +29,7 @@ bool looks_like_iso8601_ms(const std::string& s) {
 
 class DbRecords : public ::testing::Test {
  protected:
-  tune::TempDir dir_{"ft-db"};
+  TempDir dir_{"ft-db"};
   Database db_ = Database::open((dir_.path() / "tuning.db").string(), OpenOptions{.load_shipped = false});
   const std::string key_ = "ca98e8d32aaaaf30";
 };

@@ -10,7 +10,7 @@
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
 #include "db/transaction.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::db {
 namespace {
@@ -142,7 +142,7 @@ TEST(DbSqlite, OpeningAMissingFileReadOnlyFails) {
 // A fault of the user's file reads as one: what could not be done, to which file, and why, in
 // SQLite's and the system's words; no source location, no SQL. Exit code 2: the user's to fix.
 TEST(DbSqlite, FaultsOfTheFileNameTheFileNotTheCall) {
-  const tune::TempDir dir("ft-sqlite");
+  const TempDir dir("ft-sqlite");
   const std::string path = (dir.path() / "t.db").string();
   { Connection::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).exec("CREATE TABLE t (a INTEGER)"); }
   const Connection ro = Connection::open(path, SQLITE_OPEN_READONLY);

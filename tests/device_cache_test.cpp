@@ -8,7 +8,7 @@
 
 #include "spec/parser.hpp"
 #include "tune/device_cache.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 #include "tune/tuner.hpp"
 
 namespace fusetune::tune {

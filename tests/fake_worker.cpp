@@ -15,11 +15,11 @@
 //   FUSETUNE_FAKE_LOG=FILE    each `run` appends "<device> <variant> <start> <end>" (steady-clock
 //                             microseconds) to FILE: which GPU ran what, and when
 //   FUSETUNE_FAKE_AHEAD_LOG=FILE  each `run` appends "ahead <device> <variant> <plan>" to FILE for
-//                             each plan it is asked to build ahead (RunRequest::prebuild), then
+//                             each plan it is asked to build ahead (fusetune::protocol::RunRequest::prebuild), then
 //                             "run <device> <variant>"; each `retime` appends "retime <device>
 //                             sustained|interleaved"
 //   FUSETUNE_FAKE_POLICY_LOG=FILE  each `run` appends "<variant> <behind_ms>" (its first pass's
-//                             out-of-reach cut, TimingPolicy::behind_ms) to FILE
+//                             out-of-reach cut, fusetune::protocol::TimingPolicy::behind_ms) to FILE
 //   FUSETUNE_FAKE_SOLUTION_MS=T    every solution's kernel steps take T ms more (solutions as slow
 //                             as the baselines: within their reach)
 //   FUSETUNE_FAKE_NCHW_CONV_MS=T   the NCHW conv step takes T ms instead of 1.0
@@ -36,11 +36,11 @@
 #include <string>
 
 #include "gpu/device_limits.hpp"
-#include "tune/limits_json.hpp"
-#include "tune/protocol.hpp"
+#include "protocol/limits_json.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace fusetune;
-using namespace fusetune::tune;
+using namespace fusetune::protocol;
 
 namespace {
 
@@ -62,8 +62,8 @@ int64_t now_us() {
       .count();
 }
 
-TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
-  TimeFigures t;
+fusetune::protocol::TimeFigures figures(const codegen::Variant& v, double jitter, fusetune::protocol::TimeRound round) {
+  fusetune::protocol::TimeFigures t;
   for (const auto& st : v.plan) {
     double ms = 0;
     if (st.timed) {
@@ -95,7 +95,7 @@ TimeFigures figures(const codegen::Variant& v, double jitter, TimeRound round) {
 }  // namespace
 
 int main() {
-  ConvChoices choices;  // as a real worker: the ones it was set up with, else its own
+  fusetune::protocol::ConvChoices choices;  // as a real worker: the ones it was set up with, else its own
   int device = 0;       // the GPU this worker's session is on
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -112,23 +112,23 @@ int main() {
         gpu::DeviceLimits l;
         l.name = odd ? "Fake A100" : "Fake H200";
         if (odd) l.cc_minor = 0, l.cc_major = 8;
-        reply = {{"limits", limits_to_json(l)}, {"name", l.name}, {"total_mem", int64_t(1) << 37},
+        reply = {{"limits", fusetune::protocol::limits_to_json(l)}, {"name", l.name}, {"total_mem", int64_t(1) << 37},
                  {"driver_version", 13000}, {"driver", "13.0"}, {"pci_bus_id", "0000:0" + std::to_string(d) + ":00.0"},
                  {"count", count}};
       }
     } else if (cmd == "setup") {
-      const SetupRequest setup = setup_request_from_json(req);
+      const fusetune::protocol::SetupRequest setup = fusetune::protocol::setup_request_from_json(req);
       device = setup.device;
       choices = setup.conv_choices;
-      if (choices.empty()) choices[0] = ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt, {}};
-      SetupReply r;
+      if (choices.empty()) choices[0] = fusetune::protocol::ConvChoice{1, 1, 0.1f, "FAKE_ALGO (tf32)", std::nullopt, {}};
+      fusetune::protocol::SetupReply r;
       r.device = {{"name", "Fake H200"}};
       // As a real worker: when it began the setup, on the steady clock both processes share.
       r.begun_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
       r.copy_gbps = 4000;
       reply = to_json(r);
     } else if (cmd == "run") {
-      const RunRequest r = run_request_from_json(req);
+      const fusetune::protocol::RunRequest r = fusetune::protocol::run_request_from_json(req);
       if (r.variant.name.find("fault") != std::string::npos) {
         std::cout << nlohmann::json{{"status", "faulted"}, {"reason", "fake CUDA_ERROR_ILLEGAL_ADDRESS"}}.dump()
                   << std::endl;
@@ -149,10 +149,10 @@ int main() {
       }
       // As a real worker: the tuner's first GPU's choices for layouts it has none of.
       choices.insert(r.conv_choices.begin(), r.conv_choices.end());
-      RunReply out;
+      fusetune::protocol::RunReply out;
       out.conv_choices = choices;
       if (r.variant.name.find("planted") != std::string::npos) {
-        out.status = Status::wrong_result;
+        out.status = fusetune::protocol::Status::wrong_result;
         out.reason = "draw 0: planted";
         // As an unwritten element makes them: infinite figures must cross the protocol.
         out.error.max_abs = std::numeric_limits<double>::infinity();
@@ -160,20 +160,20 @@ int main() {
         out.error.rel_l2 = std::numeric_limits<double>::quiet_NaN();
       } else if (r.time) {
         out.timed = true;
-        out.time = figures(r.variant, 0, TimeRound::first_pass);
+        out.time = figures(r.variant, 0, fusetune::protocol::TimeRound::first_pass);
       }
       reply = to_json(out);
     } else if (cmd == "retime") {
-      const RetimeRequest r = retime_request_from_json(req);
+      const fusetune::protocol::RetimeRequest r = fusetune::protocol::retime_request_from_json(req);
       if (const char* log = std::getenv("FUSETUNE_FAKE_AHEAD_LOG")) {
         std::ofstream f(log, std::ios::app);
         f << "retime " << device << ' ' << (r.sustained ? "sustained" : "interleaved") << ' ' << r.turns;
         for (const auto& e : r.entries) f << ' ' << e.variant.name;
         f << '\n';
       }
-      RetimeReply out;
+      fusetune::protocol::RetimeReply out;
       for (const auto& e : r.entries) {
-        TimeFigures t = figures(e.variant, 0, r.round);
+        fusetune::protocol::TimeFigures t = figures(e.variant, 0, r.round);
         // Sustained: the samples of the settled figure (kFakeSustainedSamples here), else `rounds`.
         t.count = r.sustained ? kFakeSustainedSamples : r.rounds;
         for (int i = 0; i < t.count; ++i)
@@ -184,11 +184,11 @@ int main() {
     } else if (cmd == "engines") {
       // Two configurations cuDNN builds and one it refuses, like a real list; a template named
       // "refused" (none in codegen) would be refused whole.
-      const EnginesRequest r = engines_request_from_json(req);
-      EnginesReply out;
+      const fusetune::protocol::EnginesRequest r = fusetune::protocol::engines_request_from_json(req);
+      fusetune::protocol::EnginesReply out;
       const auto entry = [](int64_t engine, std::vector<std::pair<int64_t, int64_t>> knobs, const char* name,
                             bool built, const char* reason) {
-        EngineEntry e;
+        fusetune::protocol::EngineEntry e;
         e.key.engine = engine;
         e.key.knobs = std::move(knobs);
         e.name = name;

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "codegen/compile_target.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "codegen/generate.hpp"
 #include "export/export.hpp"
 #include "export_test_winners.hpp"
@@ -228,7 +228,7 @@ TEST(FusedConvRecord, StoredWinnerIsTracedAndItsCubinRebuiltForSm90a) {
   strict.problem_text = spec::canonical(problem);
   const Variant v = exporter::testing::pick(generate_variants(problem, sm90(), strict), "fused-conv.halo3x");
   db::WinnerRecord w = exporter::testing::winner_for(problem, v, true, "fp32");
-  w.env.templates_hash = templates_hash();
+  w.env.templates_hash = fusetune::templates::templates_hash();
   w.env.nvrtc = gpu::nvrtc_version();
   EXPECT_NE(w.compile_options.find("--gpu-architecture=sm_90a"), std::string::npos) << w.compile_options;
   EXPECT_EQ(trust::check_winner(w), "");

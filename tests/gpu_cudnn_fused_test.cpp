@@ -17,7 +17,7 @@
 namespace {
 
 using fusetune::codegen::Candidate;
-using fusetune::tune::Status;
+using fusetune::protocol::Status;
 using fusetune::tune::TuneReport;
 
 class GpuCudnnFused : public testing::Test {
@@ -36,12 +36,12 @@ class GpuCudnnFused : public testing::Test {
     return o;
   }
   // The cudnn-fused results of a tune, printed (the test log is where their statuses are read).
-  static std::map<std::string, const fusetune::tune::VariantResult*> fused(const TuneReport& r) {
-    std::map<std::string, const fusetune::tune::VariantResult*> out;
+  static std::map<std::string, const fusetune::protocol::VariantResult*> fused(const TuneReport& r) {
+    std::map<std::string, const fusetune::protocol::VariantResult*> out;
     for (const auto& v : r.results) {
       if (v.variant.candidate != Candidate::cudnn_fused) continue;
       out[v.variant.name] = &v;
-      std::cout << "  " << v.variant.name << ": " << fusetune::tune::status_name(v.status);
+      std::cout << "  " << v.variant.name << ": " << fusetune::protocol::status_name(v.status);
       if (v.timed) std::cout << " " << v.time.median_ms << " ms";
       if (!v.reason.empty()) std::cout << " - " << std::string_view(v.reason).substr(0, 160);
       std::cout << "\n";
@@ -73,12 +73,12 @@ TEST_F(GpuCudnnFused, TheGraphComputesTheProblem) {
     ASSERT_FALSE(f.empty());
     int ok = 0;
     for (const auto& [name, v] : f) {
-      EXPECT_TRUE(v->status == Status::ok || v->status == Status::not_supported || v->status == Status::wrong_result)
-          << name << ": " << fusetune::tune::status_name(v->status) << " " << v->reason;
-      if (v->status != Status::ok) {
+      EXPECT_TRUE(v->status == fusetune::protocol::Status::ok || v->status == fusetune::protocol::Status::not_supported || v->status == fusetune::protocol::Status::wrong_result)
+          << name << ": " << fusetune::protocol::status_name(v->status) << " " << v->reason;
+      if (v->status != fusetune::protocol::Status::ok) {
         EXPECT_FALSE(v->reason.empty()) << name;
       }
-      ok += v->status == Status::ok;
+      ok += v->status == fusetune::protocol::Status::ok;
     }
     EXPECT_GE(ok, 1) << "no cuDNN configuration computed " << spec;
   }
@@ -89,9 +89,9 @@ TEST_F(GpuCudnnFused, TheGraphComputesTheProblem) {
 TEST_F(GpuCudnnFused, AStoredConfigurationBuildsAgainInAFreshWorker) {
   const char* spec = "conv2d(n=2,c=16,h=20,w=20,k=32,r=3) | mul(2) | reduce_min";
   const TuneReport first = fusetune::tune::run_tune(fusetune::spec::parse(spec), options(2));
-  const fusetune::tune::VariantResult* stored = nullptr;
+  const fusetune::protocol::VariantResult* stored = nullptr;
   for (const auto& [name, v] : fused(first))
-    if (v->status == Status::ok) stored = v;
+    if (v->status == fusetune::protocol::Status::ok) stored = v;
   ASSERT_NE(stored, nullptr);
   ASSERT_TRUE(fusetune::codegen::engine_of(stored->variant).has_value());
   auto o = options(2);
@@ -105,7 +105,7 @@ TEST_F(GpuCudnnFused, AStoredConfigurationBuildsAgainInAFreshWorker) {
   const auto f = fused(again);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f.begin()->first, stored->variant.name);
-  EXPECT_EQ(f.begin()->second->status, Status::ok) << f.begin()->second->reason;
+  EXPECT_EQ(f.begin()->second->status, fusetune::protocol::Status::ok) << f.begin()->second->reason;
 }
 
 }  // namespace

@@ -18,18 +18,24 @@
 #include "common/error.hpp"
 #include "gpu/context.hpp"
 #include "gpu/cudnn_conv.hpp"
-#include "gpu/cudnn_graph.hpp"
+#include "worker/cudnn_graph.hpp"
 #include "gpu/cudnn_handle.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/driver_api.hpp"
 #include "gpu/stream.hpp"
 #include "spec/parser.hpp"
-#include "tune/plan_prebuild.hpp"
+#include "worker/plan_prebuild.hpp"
 
 namespace fusetune::gpu {
 namespace {
 
 using spec::Layout;
+using codegen::EngineKey;
+using worker::CudnnGraph;
+using worker::GraphBuffers;
+using worker::GraphDesc;
+using worker::GraphEngine;
+using worker::GraphRefused;
 
 constexpr uint32_t kSentinel = 0x7fc00000u;  // a quiet NaN: an unwritten output never passes
 constexpr size_t kGuardFloats = 64;          // after y: a write past the end changes them
@@ -378,7 +384,7 @@ TEST_F(GpuCudnn, AGraphConfigurationIsFoundAgainByItsName) {
   EXPECT_THROW((void)fresh.prepare_named("eng9999_k2=1"), GraphRefused);
 }
 
-// A plan built ahead on the worker's second thread (tune::PlanPrebuilder, on a cuDNN handle of
+// A plan built ahead on the worker's second thread (worker::PlanPrebuilder, on a cuDNN handle of
 // its own) computes what the same configuration built on the worker's own handle computes, bit
 // for bit, for the conv alone (checked against the float64 reference too) and for a fused
 // conv + epilogue graph (runtime-compiled kernels); a configuration cuDNN refuses surfaces where
@@ -404,7 +410,7 @@ TEST_F(GpuCudnn, APlanBuiltAheadOnAnotherThreadComputesWhatTheSamePlanComputes) 
     CudnnGraph here(handle_->get(), d);
     std::vector<GraphEngine> offered = here.engines(0, false);
     ASSERT_FALSE(offered.empty());
-    tune::PlanPrebuilder ahead(ctx_->get(), stream_->get());
+    worker::PlanPrebuilder ahead(ctx_->get(), stream_->get());
     std::vector<const GraphEngine*> asked;  // the first two configurations known by their key
     for (const GraphEngine& e : offered) {
       if (e.by_name_only) continue;
@@ -426,7 +432,7 @@ TEST_F(GpuCudnn, APlanBuiltAheadOnAnotherThreadComputesWhatTheSamePlanComputes) 
         stream_->synchronize();
         return buf.read_y();
       };
-      std::unique_ptr<tune::PlanPrebuilder::Built> built = ahead.take(d, e->key);
+      std::unique_ptr<worker::PlanPrebuilder::Built> built = ahead.take(d, e->key);
       ASSERT_TRUE(built);
       if (built->error) {  // refused ahead: refused here too
         EXPECT_THROW((void)here.prepare(e->key), GraphRefused);

@@ -22,7 +22,7 @@
 
 namespace {
 
-using fusetune::tune::Status;
+using fusetune::protocol::Status;
 
 class GpuFusedConv : public testing::Test {
  protected:
@@ -71,8 +71,8 @@ class GpuFusedConv : public testing::Test {
     for (const auto& v : r.results) {
       if (v.variant.candidate != fusetune::codegen::Candidate::fused_conv) continue;
       ran.insert(v.variant.name);
-      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
-      if (v.status == Status::ok) {
+      EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
+      if (v.status == fusetune::protocol::Status::ok) {
         verified.insert(v.variant.design);
         std::printf("  %-34s %8.4f ms  worst %.3f of the bound\n", v.variant.name.c_str(), v.time.median_ms,
                     v.error.worst_ratio);
@@ -208,21 +208,21 @@ TEST_F(GpuFusedConv, WideRangeInputsTellThreeTf32FromTf32) {
   copts.arch = limits.arch_flag();
   auto o = quick_options("fp32", fused_conv_names(problem, "fp32"));
   o.injected = fusetune::tune::compile_all(tf32, limits, copts);
-  for (const auto& r : o.injected) ASSERT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
-  o.inputs = fusetune::tune::InputRange::wide;
+  for (const auto& r : o.injected) ASSERT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason;
+  o.inputs = fusetune::protocol::InputRange::wide;
   const auto r = fusetune::tune::run_tune(problem, o);
   int split = 0, plain = 0;
   for (const auto& v : r.results) {
     if (v.variant.design == "fused-conv.halo3x") {
       ++split;
-      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
       std::printf("  %-34s %s, worst %.3f of the fp32 bound\n", v.variant.name.c_str(),
-                  std::string(status_name(v.status)).c_str(), v.error.worst_ratio);
+                  std::string(fusetune::protocol::status_name(v.status)).c_str(), v.error.worst_ratio);
     } else if (v.variant.design == "fused-conv.halo") {
       ++plain;
-      EXPECT_EQ(v.status, Status::wrong_result) << v.variant.name << " (TF32 products) passed the fp32 rule";
+      EXPECT_EQ(v.status, fusetune::protocol::Status::wrong_result) << v.variant.name << " (TF32 products) passed the fp32 rule";
       std::printf("  %-34s %s, worst %.1f of the fp32 bound\n", v.variant.name.c_str(),
-                  std::string(status_name(v.status)).c_str(), v.error.worst_ratio);
+                  std::string(fusetune::protocol::status_name(v.status)).c_str(), v.error.worst_ratio);
     }
   }
   EXPECT_GT(split, 0);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "codegen/op_render.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/context.hpp"
@@ -31,7 +31,7 @@ namespace fusetune {
 namespace {
 
 std::string op_kernels(const std::vector<spec::Op>& ops) {
-  std::string src(codegen::template_source("ft_math.cuh"));
+  std::string src(templates::template_source("ft_math.cuh"));
   for (size_t i = 0; i < ops.size(); ++i) {
     src += fmt::format(
         "extern \"C\" __global__ void ft_op{}(const float* __restrict__ x, float* __restrict__ y, unsigned n) {{\n"

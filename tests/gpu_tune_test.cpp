@@ -14,7 +14,7 @@
 
 namespace {
 
-using fusetune::tune::Status;
+using fusetune::protocol::Status;
 
 class GpuTune : public testing::Test {
  protected:
@@ -38,8 +38,8 @@ class GpuTune : public testing::Test {
   static void expect_all_verified(const fusetune::tune::TuneReport& r) {
     ASSERT_FALSE(r.results.empty());
     for (const auto& v : r.results) {
-      if (fusetune::tune::cudnn_owned_failure(r.results, v)) continue;
-      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
+      if (fusetune::protocol::cudnn_owned_failure(r.results, v)) continue;
+      EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason << "\n" << v.log_excerpt;
     }
     EXPECT_TRUE(r.winner.has_value());
     EXPECT_TRUE(r.unfused.has_value());
@@ -102,13 +102,13 @@ TEST_F(GpuTune, PlantedWrongVariantIsRejected) {
     size_t planted = 0;
     for (const auto& v : r.results) {
       if (v.variant.name.find("planted") == std::string::npos) {
-        if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
-          EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+        if (!fusetune::protocol::cudnn_owned_failure(r.results, v)) {
+          EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
         }
         continue;
       }
       ++planted;
-      EXPECT_EQ(v.status, Status::wrong_result) << v.variant.name;
+      EXPECT_EQ(v.status, fusetune::protocol::Status::wrong_result) << v.variant.name;
       EXPECT_FALSE(v.reason.empty());
     }
     EXPECT_GE(planted, 1u);
@@ -142,14 +142,14 @@ TEST_F(GpuTune, PlantedSubtleBugsAreCaughtInBothMathModes) {
       for (const auto& v : r.results) {
         const auto at = v.variant.name.find("planted-");
         if (at == std::string::npos) {
-          if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
-            EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+          if (!fusetune::protocol::cudnn_owned_failure(r.results, v)) {
+            EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
           }
           continue;
         }
         kinds.insert(v.variant.name.substr(at + 8));
-        EXPECT_EQ(v.status, Status::wrong_result)
-            << v.variant.name << " was not rejected: " << fusetune::tune::status_name(v.status) << ", worst "
+        EXPECT_EQ(v.status, fusetune::protocol::Status::wrong_result)
+            << v.variant.name << " was not rejected: " << fusetune::protocol::status_name(v.status) << ", worst "
             << v.error.worst_ratio << " of the tolerance";
         EXPECT_FALSE(v.reason.empty());
       }
@@ -176,10 +176,10 @@ TEST_F(GpuTune, ChannelsLastTf32PassesWhereTheNchwConvIsExact) {
     auto r = tune(spec);
     size_t channels_last = 0;
     for (const auto& v : r.results) {
-      if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
-        EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      if (!fusetune::protocol::cudnn_owned_failure(r.results, v)) {
+        EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
       }
-      channels_last += v.variant.design == "epilogue.nhwc" && v.status == Status::ok;
+      channels_last += v.variant.design == "epilogue.nhwc" && v.status == fusetune::protocol::Status::ok;
     }
     EXPECT_GE(channels_last, 1u);
     ASSERT_TRUE(r.winner.has_value());
@@ -188,7 +188,7 @@ TEST_F(GpuTune, ChannelsLastTf32PassesWhereTheNchwConvIsExact) {
     const auto& w = r.results[*r.winner];
     for (size_t i = 0; i < r.results.size(); ++i) {
       const auto& v = r.results[i];
-      if (v.time.round != fusetune::tune::TimeRound::confirmation || v.variant.role() == fusetune::codegen::Role::floor)
+      if (v.time.round != fusetune::protocol::TimeRound::confirmation || v.variant.role() == fusetune::codegen::Role::floor)
         continue;
       if (r.tie.swap && r.runner_up == i) {
         EXPECT_TRUE(fusetune::tune::within_noise(v, w)) << v.variant.name << " won a tie it was not in";
@@ -204,8 +204,8 @@ TEST_F(GpuTune, WinnerFiguresComeFromTheConfirmationRound) {
   auto r = tune("conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | min(0.5) | add(param[k]) | mul(2)");
   ASSERT_TRUE(r.winner && r.unfused);
   const auto& w = r.results[*r.winner];
-  EXPECT_EQ(w.time.round, fusetune::tune::TimeRound::confirmation);
-  EXPECT_EQ(r.results[*r.unfused].time.round, fusetune::tune::TimeRound::confirmation);
+  EXPECT_EQ(w.time.round, fusetune::protocol::TimeRound::confirmation);
+  EXPECT_EQ(r.results[*r.unfused].time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_EQ(w.time.samples.size(), size_t(r.confirm_rounds));
   EXPECT_EQ(r.results[*r.unfused].time.samples.size(), size_t(r.confirm_rounds));
   // A problem this small runs back to back in batches (timer.hpp).
@@ -240,7 +240,7 @@ TEST_F(GpuTune, TheWinnerAndTheRunnerUpTakeTurnsInTheSustainedRound) {
     const auto n = note("sustained timing of " + name + ": ");
     ASSERT_NE(n, r.notes.end()) << name;
     EXPECT_NE(n->find("window medians"), std::string::npos) << *n;
-    EXPECT_EQ(r.results[name == w ? *r.winner : *r.runner_up].time.round, fusetune::tune::TimeRound::confirmation);
+    EXPECT_EQ(r.results[name == w ? *r.winner : *r.runner_up].time.round, fusetune::protocol::TimeRound::confirmation);
   }
 }
 
@@ -252,13 +252,13 @@ TEST_F(GpuTune, PlantedFaultAndHangAreSurvived) {
   for (const auto& v : r.results) {
     if (v.variant.name.find("planted-fault") != std::string::npos) {
       saw_fault = true;
-      EXPECT_EQ(v.status, Status::faulted) << v.reason;
+      EXPECT_EQ(v.status, fusetune::protocol::Status::faulted) << v.reason;
       EXPECT_NE(v.reason.find("ILLEGAL_ADDRESS"), std::string::npos) << v.reason;
     } else if (v.variant.name.find("planted-hang") != std::string::npos) {
       saw_hang = true;
-      EXPECT_EQ(v.status, Status::timeout) << v.reason;
-    } else if (!fusetune::tune::cudnn_owned_failure(r.results, v)) {
-      EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+      EXPECT_EQ(v.status, fusetune::protocol::Status::timeout) << v.reason;
+    } else if (!fusetune::protocol::cudnn_owned_failure(r.results, v)) {
+      EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
     }
   }
   EXPECT_TRUE(saw_fault);
@@ -289,10 +289,10 @@ TEST_F(GpuTune, TwoWorkersShareTheSolutionsAndEveryVariantStillVerifies) {
     for (const auto& v : r.results) {
       if (v.variant.name.find("planted-fault") != std::string::npos) {
         fault = true;
-        EXPECT_EQ(v.status, Status::faulted) << v.reason;
+        EXPECT_EQ(v.status, fusetune::protocol::Status::faulted) << v.reason;
       } else if (v.variant.name.find("planted") == std::string::npos &&
-                 !fusetune::tune::cudnn_owned_failure(r.results, v)) {
-        EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+                 !fusetune::protocol::cudnn_owned_failure(r.results, v)) {
+        EXPECT_EQ(v.status, fusetune::protocol::Status::ok) << v.variant.name << ": " << v.reason;
       }
       if (v.timed) {
         EXPECT_EQ(v.gpu, 0) << v.variant.name;

@@ -19,7 +19,7 @@
 #include "cli_run.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -57,7 +57,7 @@ class FileSizeLimit {
 };
 
 TEST(OutputFile, WritesANewFileAndReplacesAnOldOneKeepingItsPermissions) {
-  fusetune::tune::TempDir dir("ft-out");
+  fusetune::TempDir dir("ft-out");
   const fs::path p = dir.path() / "a.txt";
   fusetune::write_output_file(p.string(), "first");
   EXPECT_EQ(read(p), "first");
@@ -71,7 +71,7 @@ TEST(OutputFile, WritesANewFileAndReplacesAnOldOneKeepingItsPermissions) {
 }
 
 TEST(OutputFile, AFullDiskLeavesTheOldFileAndNoPartialFile) {
-  fusetune::tune::TempDir dir("ft-out");
+  fusetune::TempDir dir("ft-out");
   const fs::path p = dir.path() / "dump.jsonl";
   fusetune::write_output_file(p.string(), "the old contents\n");
   const std::string big(256 * 1024, 'x');
@@ -98,7 +98,7 @@ TEST(OutputFile, DevicesAreWrittenIntoNotReplaced) {
 }
 
 TEST(OutputFile, ADirectoryIsBadInput) {
-  fusetune::tune::TempDir dir("ft-out");
+  fusetune::TempDir dir("ft-out");
   try {
     fusetune::write_output_file(dir.path().string(), "x");
     FAIL();
@@ -159,7 +159,7 @@ class FullDisk : public testing::Test {
     return r;
   }
 
-  fusetune::tune::TempDir dir_{"ft-full"};
+  fusetune::TempDir dir_{"ft-full"};
   std::string db_;
 };
 

@@ -44,7 +44,7 @@ TEST(ReadmeExamples, EverySpecParsesRoundTripsAndCompiles) {
       if (std::none_of(sample.begin(), sample.end(), [&](const auto& x) { return x.candidate == v.candidate; }))
         sample.push_back(v);
     for (const auto& r : fusetune::tune::compile_all(sample, limits, {}))
-      EXPECT_EQ(r.status, fusetune::tune::Status::ok) << r.variant.name << ": " << r.reason << "\n" << r.log_excerpt;
+      EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason << "\n" << r.log_excerpt;
   }
 }
 

@@ -20,7 +20,7 @@
 #include "report/svg_chart.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 namespace fusetune::report {
 namespace {
@@ -92,7 +92,7 @@ class ReportHtml : public ::testing::Test {
                        PageOptions{.version = "9.9.9", .generated_at = "2026-12-01T00:00:00.000Z", .param_label = {}});
   }
 
-  tune::TempDir dir_{"ft-report"};
+  TempDir dir_{"ft-report"};
   std::string path_ = (dir_.path() / "tuning.db").string();
   db::Database db_ = db::Database::open(path_, db::OpenOptions{.load_shipped = false});
   std::string key_ = spec::problem_key(kb31());
@@ -298,7 +298,7 @@ TEST(ReportSvg, BarsAreBoundedAndColorsChecked) {
 using fusetune::testing::run;
 
 TEST(ReportCli, NothingStoredExits4WithOneLine) {
-  tune::TempDir dir("ft-report-cli");
+  TempDir dir("ft-report-cli");
   const std::string db = (dir.path() / "empty.db").string();
   { (void)db::Database::open(db, db::OpenOptions{.load_shipped = false}); }
   const auto r = run("report --preset kernelbench-31 --db " + db + " -o " + (dir.path() / "r.html").string());
@@ -317,7 +317,7 @@ TEST(ReportCli, BadInputExits2) {
 }
 
 TEST(ReportCli, ShippedRecordsMakeAPageForBothPresets) {
-  tune::TempDir dir("ft-report-cli");
+  TempDir dir("ft-report-cli");
   const std::string env = "FUSETUNE_DB=" + (dir.path() / "fresh.db").string() + " ";
   for (const std::string preset : {"kernelbench-31", "kernelbench-32"}) {
     const auto file = dir.path() / (preset + ".html");

@@ -8,9 +8,9 @@
 #include <functional>
 #include <vector>
 
-#include "tune/sustain_round.hpp"
+#include "worker/sustain_round.hpp"
 
-namespace fusetune::tune {
+namespace fusetune::worker {
 namespace {
 
 // A GPU whose clocks depend on how long it has been busy (all plans together): plan p's sample
@@ -38,13 +38,13 @@ Simulated run(SustainRound& round, const std::vector<double>& base, const std::f
 double figure(const SustainRound& round, size_t p) {
   const auto& s = round.samples(p);
   const size_t first = round.first(p).value();
-  return summarize({s.begin() + std::ptrdiff_t(first), s.end()}).median;
+  return fusetune::protocol::summarize({s.begin() + std::ptrdiff_t(first), s.end()}).median;
 }
 
 // What Timer::sustained gives n plans of one request that take turns.
-std::vector<SustainPolicy> policies(size_t n) {
-  std::vector<SustainPolicy> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(sustain_policy(false, i > 0));
+std::vector<fusetune::protocol::SustainPolicy> policies(size_t n) {
+  std::vector<fusetune::protocol::SustainPolicy> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(protocol::sustain_policy(false, i > 0));
   return out;
 }
 
@@ -86,7 +86,7 @@ TEST(SustainRound, EqualPlansGetEqualFiguresWhileTheGpuStillDrifts) {
   // One after the other, as before: the first plan alone, then the second alone.
   SustainRound first(policies(1));
   const auto sim = run(first, {1.0}, slow);
-  std::vector<SustainPolicy> after{sustain_policy(false, true)};
+  std::vector<fusetune::protocol::SustainPolicy> after{protocol::sustain_policy(false, true)};
   SustainRound second(after);
   run(second, {1.0}, [&](double busy) { return slow(sim.busy + busy); });
   EXPECT_GT(figure(second, 0) / figure(first, 0), 1.005);
@@ -106,7 +106,7 @@ TEST(SustainRound, TheGpuClocksDipsAreWaitedOutOnceForTheRound) {
 
   SustainRound first(policies(1));
   const auto alone = run(first, {1.0}, dips);
-  std::vector<SustainPolicy> after{sustain_policy(false, true)};
+  std::vector<fusetune::protocol::SustainPolicy> after{protocol::sustain_policy(false, true)};
   SustainRound second(after);
   const auto then = run(second, {1.2}, [&](double busy) { return dips(alone.busy + busy); });
   EXPECT_NEAR(figure(second, 0), 1.2, 1e-9);
@@ -173,7 +173,7 @@ TEST(SustainRound, PlansThatNeverSettleStopAtTheSharedCapWithTheirLastWindows) {
   // each (call 100: the first try of turns capped each plan alone, 6 s a round).
   SustainRound round(policies(2));
   const auto sim = run(round, {1.0, 1.0}, [](double busy) { return 1.0 + 0.0002 * busy; });
-  const SustainPolicy p;
+  const fusetune::protocol::SustainPolicy p;
   EXPECT_GE(sim.busy, p.max_ms);
   EXPECT_LT(sim.busy, p.max_ms + p.window_ms);
   for (size_t i = 0; i < 2; ++i) {
@@ -187,4 +187,4 @@ TEST(SustainRound, PlansThatNeverSettleStopAtTheSharedCapWithTheirLastWindows) {
 }
 
 }  // namespace
-}  // namespace fusetune::tune
+}  // namespace fusetune::worker

@@ -11,11 +11,12 @@
 #include <optional>
 #include <vector>
 
-#include "tune/sustain_round.hpp"
-#include "tune/timing_stats.hpp"
+#include "worker/sustain_round.hpp"
+#include "protocol/timing_stats.hpp"
 
-namespace fusetune::tune {
+namespace fusetune::protocol {
 namespace {
+using worker::SustainRound;
 
 // A plan timed alone (SustainRound with one plan, as Timer::sustained times the baselines and the
 // floor): samples until the schedule stops; each sample's time from f(elapsed GPU ms before it).
@@ -232,4 +233,4 @@ TEST(TimingStats, ZeroTimeSamplesStopAtMaxSamples) {
 }
 
 }  // namespace
-}  // namespace fusetune::tune
+}  // namespace fusetune::protocol

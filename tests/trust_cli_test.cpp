@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -60,7 +60,7 @@ class TrustCli : public ::testing::Test {
     for (std::string line : shipped_) {
       // (The shipped records may carry this fusetune's hash already: the search moves on past
       // each replacement.)
-      const std::string ours = codegen::templates_hash();
+      const std::string ours = templates::templates_hash();
       for (size_t at = line.find(shipped_hash_); claim_templates && at != std::string::npos;
            at = line.find(shipped_hash_, at + ours.size()))
         line.replace(at, shipped_hash_.size(), ours);

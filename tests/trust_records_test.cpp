@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cudnn_engine.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "db/database.hpp"
 #include "export_test_winners.hpp"
 #include "trust/database_check.hpp"
@@ -31,7 +31,7 @@ using Verdict = Provenance::Verdict;
 db::WinnerRecord own_winner(const std::string& prefix = "epilogue.nhwc", const std::string& math = "tf32") {
   const auto problem = preset("kernelbench-31");
   auto w = winner_for(problem, pick(variants_of(problem), prefix), true, math);
-  w.env.templates_hash = codegen::templates_hash();
+  w.env.templates_hash = templates::templates_hash();
   return w;
 }
 
@@ -59,7 +59,7 @@ TEST(TrustRecords, CudnnFusedWinnersAreTracedThroughTheirTemplate) {
   const auto problem = preset("kernelbench-32");
   const codegen::Variant t = pick(variants_of(problem), "cudnn-fused.x-nhwc");
   auto w = winner_for(problem, codegen::with_engine(t, {4, {{12, 2}}}), true, "tf32");
-  w.env.templates_hash = codegen::templates_hash();
+  w.env.templates_hash = templates::templates_hash();
   EXPECT_EQ(w.variant_name, "cudnn-fused.x-nhwc.eng4.k12_2");
   EXPECT_EQ(check_winner(w), "");
   auto p = check_provenance(w);

@@ -1,4 +1,4 @@
-// cuDNN plans built ahead (RunRequest::prebuild, tune/plan_prebuild.hpp), GPU-free: the guided
+// cuDNN plans built ahead (fusetune::protocol::RunRequest::prebuild, tune/plan_prebuild.hpp), GPU-free: the guided
 // search names the cuDNN graph configurations among its next predicted picks to the worker that
 // runs the variant before them, so their runtime-compiled kernels build while the GPU is busy.
 // Each is named to a worker once, never the variant the same request runs, and only cudnn-fused

@@ -102,7 +102,7 @@ TEST(TuneDevices, SolutionsAreSpreadOverEveryGpuAndTheRoundsRunOnTheFirst) {
   const auto device_of = machine.device_of();
   for (const auto& r : rep.results) {
     if (!r.timed) continue;
-    if (r.time.round != TimeRound::first_pass || r.variant.role() != Role::solution) {
+    if (r.time.round != fusetune::protocol::TimeRound::first_pass || r.variant.role() != Role::solution) {
       // Figures compared with each other come from one GPU: the first.
       EXPECT_EQ(r.gpu, 0) << r.variant.name << " (" << time_round_name(r.time.round) << ")";
     } else {
@@ -149,7 +149,7 @@ TEST(TuneDevices, TheGuidedSearchPicksTheSameVariantsWhicheverGpuAnswersFirst) {
     for (const auto& r : rep.results)
       if (r.variant.role() == Role::solution) {
         names.insert(r.variant.name);
-        if (r.timed && r.time.round == TimeRound::first_pass) {
+        if (r.timed && r.time.round == fusetune::protocol::TimeRound::first_pass) {
           EXPECT_EQ(r.gpu, device_of.at(r.variant.name)) << r.variant.name;
         }
       }
@@ -157,7 +157,7 @@ TEST(TuneDevices, TheGuidedSearchPicksTheSameVariantsWhicheverGpuAnswersFirst) {
     // unfused's confirmation (run early, while the search went on, or in the round itself) is
     // the first GPU's.
     ASSERT_TRUE(rep.unfused);
-    EXPECT_EQ(rep.results[*rep.unfused].time.round, TimeRound::confirmation);
+    EXPECT_EQ(rep.results[*rep.unfused].time.round, fusetune::protocol::TimeRound::confirmation);
     EXPECT_EQ(rep.results[*rep.unfused].gpu, 0);
     measured.push_back(names);
     winners.push_back(winner(rep));
@@ -211,9 +211,9 @@ TEST(TuneDevices, AFaultOnAnotherGpuIsRecordedAndThatGpusWorkerReplaced) {
   for (const auto& r : rep.results) {
     if (r.variant.name.find("planted-fault") != std::string::npos) {
       fault = true;
-      EXPECT_EQ(r.status, Status::faulted);
+      EXPECT_EQ(r.status, fusetune::protocol::Status::faulted);
     } else if (r.variant.name.find("planted") == std::string::npos && !r.variant.name.ends_with(".eng9.k1_0")) {
-      EXPECT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
+      EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason;
     }
   }
   EXPECT_TRUE(fault);

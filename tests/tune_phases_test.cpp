@@ -69,19 +69,19 @@ TEST(TunePhases, WinnerIsTheFastestPipelineAndItsFiguresComeFromTheConfirmationR
     EXPECT_DOUBLE_EQ(w.time.median_ms, best);
     EXPECT_GT(rep.results[*rep.runner_up].time.median_ms, w.time.median_ms * (1 + kMinNoise));
   }
-  EXPECT_EQ(w.time.round, TimeRound::confirmation);
+  EXPECT_EQ(w.time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_EQ(w.time.samples.size(), 41u);  // sustained: the fake settles after 41 samples
   EXPECT_EQ(rep.confirm_rounds, 41);
-  EXPECT_EQ(rep.results[*rep.unfused].time.round, TimeRound::confirmation);
-  EXPECT_EQ(rep.results[*rep.runner_up].time.round, TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.unfused].time.round, fusetune::protocol::TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.runner_up].time.round, fusetune::protocol::TimeRound::confirmation);
   // One floor is confirmed, the fastest; the other layout's keeps its earlier figure.
   ASSERT_TRUE(rep.cudnn);
-  EXPECT_EQ(rep.results[*rep.cudnn].time.round, TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.cudnn].time.round, fusetune::protocol::TimeRound::confirmation);
   size_t floors = 0;
   for (size_t i = 0; i < rep.results.size(); ++i) {
     if (rep.results[i].variant.role() != Role::floor || i == *rep.cudnn) continue;
     ++floors;
-    EXPECT_NE(rep.results[i].time.round, TimeRound::confirmation) << rep.results[i].variant.name;
+    EXPECT_NE(rep.results[i].time.round, fusetune::protocol::TimeRound::confirmation) << rep.results[i].variant.name;
     EXPECT_GE(rep.results[i].time.median_ms, rep.results[*rep.cudnn].time.median_ms) << rep.results[i].variant.name;
   }
   EXPECT_GE(floors, 1u);
@@ -122,7 +122,7 @@ TEST(TunePhases, AShardRunsItsShareOfTheVariantsAndEveryBaseline) {
 // the best of all sends its best alone (tuner.cpp, kOutOfReach). Counts, over `rep`, the most
 // finalists of a design in reach and the designs out of reach.
 void check_finalists(const TuneReport& rep, size_t& widest, size_t& alone) {
-  std::map<std::string, std::vector<const VariantResult*>> by_design;
+  std::map<std::string, std::vector<const fusetune::protocol::VariantResult*>> by_design;
   for (const auto& r : rep.results)
     if (r.variant.role() == Role::solution) by_design[r.variant.design].push_back(&r);
   std::map<std::string, double> design_best;
@@ -130,13 +130,13 @@ void check_finalists(const TuneReport& rep, size_t& widest, size_t& alone) {
   for (auto& [design, rs] : by_design) {
     design_best[design] = std::numeric_limits<double>::infinity();
     for (const auto* r : rs)
-      if (r->time.round != TimeRound::first_pass) design_best[design] = std::min(design_best[design], r->time.median_ms);
+      if (r->time.round != fusetune::protocol::TimeRound::first_pass) design_best[design] = std::min(design_best[design], r->time.median_ms);
     best_of_all = std::min(best_of_all, design_best[design]);
   }
   for (auto& [design, rs] : by_design) {
-    std::vector<const VariantResult*> retimed;
+    std::vector<const fusetune::protocol::VariantResult*> retimed;
     for (const auto* r : rs)
-      if (r->time.round != TimeRound::first_pass) retimed.push_back(r);
+      if (r->time.round != fusetune::protocol::TimeRound::first_pass) retimed.push_back(r);
     const double best = design_best[design];
     // The re-timed figures carry +-1% of noise and the tuner ranks by its own estimate: only
     // designs clearly on one side of the 25% are judged by it.
@@ -148,14 +148,14 @@ void check_finalists(const TuneReport& rep, size_t& widest, size_t& alone) {
       EXPECT_LE(retimed.size(), 6u) << design;
       // Nothing left in the first pass was within 10% of the best while there was room.
       for (const auto* r : rs) {
-        if (r->time.round != TimeRound::first_pass || !r->verified || retimed.size() >= 6) continue;
+        if (r->time.round != fusetune::protocol::TimeRound::first_pass || !r->verified || retimed.size() >= 6) continue;
         EXPECT_GT(r->time.median_ms, 1.10 * best) << r->variant.name;
       }
       widest = std::max(widest, retimed.size());
     }
     // Nothing left in the first pass was faster than a finalist of its design.
     for (const auto* r : rs) {
-      if (r->time.round != TimeRound::first_pass || !r->verified) continue;
+      if (r->time.round != fusetune::protocol::TimeRound::first_pass || !r->verified) continue;
       for (const auto* f : retimed) EXPECT_GE(r->time.kernel_median_ms, f->time.kernel_median_ms) << r->variant.name;
     }
   }
@@ -200,7 +200,7 @@ void check_references(const TuneReport& rep, ReferenceCounts& n) {
   for (const auto& r : rep.results)
     if (r.verified && r.variant.role() == Role::solution) best = std::min(best, r.time.median_ms);
   for (Role role : {Role::baseline, Role::floor}) {
-    std::vector<const VariantResult*> rs;
+    std::vector<const fusetune::protocol::VariantResult*> rs;
     for (const auto& r : rep.results)
       if (r.verified && r.variant.role() == role) rs.push_back(&r);
     std::sort(rs.begin(), rs.end(), [](const auto* a, const auto* b) { return a->time.median_ms < b->time.median_ms; });
@@ -211,19 +211,19 @@ void check_references(const TuneReport& rep, ReferenceCounts& n) {
     // showing the finalist round's are compared here)
     double fastest_retimed = std::numeric_limits<double>::infinity();
     for (const auto* r : rs)
-      if (r->time.round == TimeRound::finalists) fastest_retimed = std::min(fastest_retimed, r->time.median_ms);
+      if (r->time.round == fusetune::protocol::TimeRound::finalists) fastest_retimed = std::min(fastest_retimed, r->time.median_ms);
     for (const auto* r : rs) {
       const bool contested = role_contested && r->time.median_ms <= 1.08 * fastest;
       const bool in_reach = role == Role::baseline && r->time.median_ms <= 1.2 * best;
       n.in_reach += in_reach ? 1 : 0;
-      if (r->time.round == TimeRound::first_pass) {
+      if (r->time.round == fusetune::protocol::TimeRound::first_pass) {
         ++n.kept;
         EXPECT_FALSE(contested) << r->variant.name << ": within 8% of its role's fastest, left out of the round";
         EXPECT_FALSE(in_reach) << r->variant.name << ": within 20% of the best solution, left out of the round";
         if (std::isfinite(fastest_retimed)) {
           EXPECT_GT(r->time.median_ms, 1.2 * fastest_retimed) << r->variant.name << ": compared with a re-timed figure";
         }
-      } else if (r->time.round == TimeRound::finalists) {
+      } else if (r->time.round == fusetune::protocol::TimeRound::finalists) {
         const bool must = contested || in_reach;
         n.contested += contested ? 1 : 0;
         n.mixed += must ? 0 : 1;
@@ -244,7 +244,7 @@ TEST(TunePhases, TheFinalistRoundRetimesOnlyTheReferencesItCanDecide) {
   EXPECT_GE(n.kept, 2u) << "the slower floor and an unfused pipeline should have kept their first pass";
   for (const auto& r : rep.results) {
     if (r.variant.role() == Role::floor) {
-      EXPECT_NE(r.time.round, TimeRound::finalists) << r.variant.name;
+      EXPECT_NE(r.time.round, fusetune::protocol::TimeRound::finalists) << r.variant.name;
     }
   }
   // The NCHW conv 6% slower than the NHWC one: the floors are contested, both re-timed.
@@ -267,7 +267,7 @@ TEST(TunePhases, TheFinalistRoundRetimesOnlyTheReferencesItCanDecide) {
 }
 
 // A solution's first pass stops early once it is out of reach of the best solution measured
-// before it (TimingPolicy::behind_ms, 1.25x that best; timing_stats_test.cpp tests the rule):
+// before it (fusetune::protocol::TimingPolicy::behind_ms, 1.25x that best; timing_stats_test.cpp tests the rule):
 // the tuner names the cut in each run request, none before the first solution is in.
 TEST(TunePhases, FirstPassesAreCutAtAQuarterBehindTheBestSoFar) {
   const std::string log =
@@ -276,7 +276,7 @@ TEST(TunePhases, FirstPassesAreCutAtAQuarterBehindTheBestSoFar) {
   ::setenv("FUSETUNE_FAKE_POLICY_LOG", log.c_str(), 1);
   const auto rep = fake_tune(kSpec, "");
   ::unsetenv("FUSETUNE_FAKE_POLICY_LOG");
-  std::map<std::string, const VariantResult*> by_name;
+  std::map<std::string, const fusetune::protocol::VariantResult*> by_name;
   for (const auto& r : rep.results) by_name[r.variant.name] = &r;
   std::ifstream in(log);
   std::string name;
@@ -309,7 +309,7 @@ TEST(TunePhases, FirstPassesAreCutAtAQuarterBehindTheBestSoFar) {
 TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
   const auto rep = fake_tune(kSpec, "");
   ASSERT_TRUE(rep.winner && rep.unfused && rep.cudnn);
-  EXPECT_EQ(rep.results[*rep.winner].time.round, TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.winner].time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_EQ(rep.results[*rep.winner].time.count, 41);
   EXPECT_EQ(rep.confirm_rounds, 41);
   // The baseline and the floor were confirmed while the solutions compiled (confirm_early()), by
@@ -319,11 +319,11 @@ TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
                          rep.results[*rep.cudnn].variant.name + " run before the solutions were measured");
   }));
   for (size_t i : {*rep.unfused, *rep.cudnn}) {
-    EXPECT_EQ(rep.results[i].time.round, TimeRound::confirmation) << rep.results[i].variant.name;
+    EXPECT_EQ(rep.results[i].time.round, fusetune::protocol::TimeRound::confirmation) << rep.results[i].variant.name;
     EXPECT_EQ(rep.results[i].time.count, 41) << rep.results[i].variant.name;
   }
   for (const auto& r : rep.results)
-    if (r.time.round == TimeRound::finalists) {
+    if (r.time.round == fusetune::protocol::TimeRound::finalists) {
       EXPECT_EQ(r.time.count, 5) << r.variant.name;
     }
 
@@ -334,7 +334,7 @@ TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
   o.quick = true;
   const auto q = run_tune(spec::parse(kSpec), o);
   ASSERT_TRUE(q.winner);
-  EXPECT_EQ(q.results[*q.winner].time.round, TimeRound::confirmation);
+  EXPECT_EQ(q.results[*q.winner].time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_EQ(q.results[*q.winner].time.count, 5);
   EXPECT_EQ(q.confirm_rounds, 5);
 }
@@ -345,17 +345,17 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
   for (const auto& r : rep.results) {
     if (r.variant.name.find("planted-wrong") != std::string::npos) {
       wrong = true;
-      EXPECT_EQ(r.status, Status::wrong_result);
+      EXPECT_EQ(r.status, fusetune::protocol::Status::wrong_result);
       EXPECT_TRUE(std::isinf(r.error.max_abs));  // infinite figures cross the protocol intact
       EXPECT_TRUE(std::isnan(r.error.rel_l2));
     } else if (r.variant.name.find("planted-fault") != std::string::npos) {
       fault = true;
-      EXPECT_EQ(r.status, Status::faulted);
+      EXPECT_EQ(r.status, fusetune::protocol::Status::faulted);
       EXPECT_NE(r.reason.find("ILLEGAL_ADDRESS"), std::string::npos) << r.reason;
     } else if (r.variant.name.ends_with(".eng9.k1_0")) {
-      EXPECT_EQ(r.status, Status::not_supported);  // the fake cuDNN refuses to build it
+      EXPECT_EQ(r.status, fusetune::protocol::Status::not_supported);  // the fake cuDNN refuses to build it
     } else {
-      EXPECT_EQ(r.status, Status::ok) << r.variant.name << ": " << r.reason;
+      EXPECT_EQ(r.status, fusetune::protocol::Status::ok) << r.variant.name << ": " << r.reason;
     }
   }
   EXPECT_TRUE(wrong);
@@ -369,7 +369,7 @@ TEST(TunePhases, WrongAndFaultingVariantsAreRecordedAndTheRunGoesOn) {
 // the ones cuDNN could not build are recorded with its reason; none is left a template.
 TEST(TunePhases, CudnnFusedTemplatesBecomeOneVariantPerEngineConfiguration) {
   const auto rep = fake_tune(kSpec, "");
-  std::map<std::string, const VariantResult*> fused;
+  std::map<std::string, const fusetune::protocol::VariantResult*> fused;
   for (const auto& r : rep.results)
     if (r.variant.candidate == codegen::Candidate::cudnn_fused) fused[r.variant.name] = &r;
   std::set<std::string> names;
@@ -382,7 +382,7 @@ TEST(TunePhases, CudnnFusedTemplatesBecomeOneVariantPerEngineConfiguration) {
   EXPECT_EQ(codegen::engine_of(built->variant), (codegen::EngineKey{7, {{2, 1}, {24, 29}}}));
   EXPECT_EQ(rep.conv_names.at(built->variant.name), std::vector<std::string>{"cuDNN graph eng7_k2=1_k24=29"});
   const auto* refused = fused.at("cudnn-fused.x-nhwc.eng9.k1_0");
-  EXPECT_EQ(refused->status, Status::not_supported);
+  EXPECT_EQ(refused->status, fusetune::protocol::Status::not_supported);
   EXPECT_NE(refused->reason.find("eng9_k1=0: fake CUDNN_STATUS_NOT_SUPPORTED"), std::string::npos) << refused->reason;
 }
 
@@ -398,7 +398,7 @@ TEST(TunePhases, CudnnFusedIsNotSupportedUnderStrictFp32) {
   for (const auto& r : rep.results) {
     if (r.variant.candidate != codegen::Candidate::cudnn_fused) continue;
     ++fused;
-    EXPECT_EQ(r.status, Status::not_supported) << r.variant.name;
+    EXPECT_EQ(r.status, fusetune::protocol::Status::not_supported) << r.variant.name;
     EXPECT_FALSE(codegen::engine_of(r.variant).has_value());
     EXPECT_NE(r.reason.find("strict fp32"), std::string::npos) << r.reason;
   }
@@ -431,9 +431,9 @@ TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
   TuneOptions o;
   o.worker_exe = FUSETUNE_FAKE_WORKER;
   o.max_variants = 2;
-  o.conv_choices[1] = ConvChoice{6, 1, 0.2f, "PINNED (tf32)", std::nullopt, {}};
+  o.conv_choices[1] = fusetune::protocol::ConvChoice{6, 1, 0.2f, "PINNED (tf32)", std::nullopt, {}};
   // A graph configuration known only by cuDNN's name travels to the worker and back by that name.
-  o.conv_choices[0] = ConvChoice{0, 0, 0.3f, "graph eng46_k2=4_k5=2_k14=3 (tf32)", std::nullopt, "eng46_k2=4_k5=2_k14=3"};
+  o.conv_choices[0] = fusetune::protocol::ConvChoice{0, 0, 0.3f, "graph eng46_k2=4_k5=2_k14=3 (tf32)", std::nullopt, "eng46_k2=4_k5=2_k14=3"};
   const auto pinned = run_tune(spec::parse(kSpec), o);
   ASSERT_EQ(pinned.conv_choices.count(1), 1u);
   EXPECT_EQ(pinned.conv_choices.at(1).label, "PINNED (tf32)");
@@ -442,9 +442,9 @@ TEST(TunePhases, ConvChoicesAreReportedAndCanBePinned) {
   EXPECT_EQ(pinned.conv_choices.at(0).engine_name, "eng46_k2=4_k5=2_k14=3");
   EXPECT_TRUE(pinned.conv_choices.at(0).graph());
   // What the database stores: legacy choices without the new field, byte for byte as before.
-  const auto j = fusetune::tune::to_json(pinned.conv_choices);
+  const auto j = fusetune::protocol::to_json(pinned.conv_choices);
   EXPECT_FALSE(j.at("1").contains("engine_name"));
-  EXPECT_EQ(fusetune::tune::conv_choices_from_json(j).at(0).engine_name, "eng46_k2=4_k5=2_k14=3");
+  EXPECT_EQ(fusetune::protocol::conv_choices_from_json(j).at(0).engine_name, "eng46_k2=4_k5=2_k14=3");
 }
 
 TEST(TunePhases, FloorsCanBeLeftOut) {
@@ -458,13 +458,13 @@ TEST(TunePhases, FloorsCanBeLeftOut) {
   EXPECT_TRUE(rep.winner.has_value());
 }
 
-VariantResult fused(const std::string& design, const std::string& name, Status status) {
-  VariantResult r;
+fusetune::protocol::VariantResult fused(const std::string& design, const std::string& name, fusetune::protocol::Status status) {
+  fusetune::protocol::VariantResult r;
   r.variant.candidate = codegen::Candidate::cudnn_fused;
   r.variant.design = design;
   r.variant.name = name;
   r.status = status;
-  if (status != Status::ok) r.reason = "cuDNN's words";
+  if (status != fusetune::protocol::Status::ok) r.reason = "cuDNN's words";
   return r;
 }
 
@@ -472,16 +472,16 @@ VariantResult fused(const std::string& design, const std::string& name, Status s
 // verified: when all of them are wrong, fusetune's kernels around the graph are suspect, and smoke
 // and the GPU tests must fail. A refusal is always cuDNN's; nothing else ever is.
 TEST(TunePhases, OnlyCuDnnsOwnFailuresAreExcused) {
-  std::vector<VariantResult> run{fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng7.k12_29", Status::wrong_result),
-                                 fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng4", Status::ok),
-                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng7.k12_29", Status::wrong_result),
-                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng9", Status::not_supported),
-                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng3", Status::faulted)};
+  std::vector<fusetune::protocol::VariantResult> run{fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng7.k12_29", fusetune::protocol::Status::wrong_result),
+                                 fused("cudnn-fused.x-nchw", "cudnn-fused.x-nchw.eng4", fusetune::protocol::Status::ok),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng7.k12_29", fusetune::protocol::Status::wrong_result),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng9", fusetune::protocol::Status::not_supported),
+                                 fused("cudnn-fused.x-nhwc", "cudnn-fused.x-nhwc.eng3", fusetune::protocol::Status::faulted)};
   EXPECT_TRUE(cudnn_owned_failure(run, run[0]));   // eng4 of its design verified
   EXPECT_FALSE(cudnn_owned_failure(run, run[2]));  // nothing of x-nhwc verified
   EXPECT_TRUE(cudnn_owned_failure(run, run[3]));   // a refusal
   EXPECT_FALSE(cudnn_owned_failure(run, run[4]));  // a fault is never excused
-  VariantResult epilogue = run[0];
+  fusetune::protocol::VariantResult epilogue = run[0];
   epilogue.variant.candidate = codegen::Candidate::epilogue;
   run.push_back(epilogue);
   EXPECT_FALSE(cudnn_owned_failure(run, run.back()));  // not cuDNN's candidate
@@ -513,11 +513,11 @@ TEST(TunePhases, GuidedStrategyMeasuresAShareAndKeepsOnlyWhatItRan) {
   EXPECT_EQ(count(rep, Role::baseline), count(full, Role::baseline));
   EXPECT_EQ(count(rep, Role::floor), count(full, Role::floor));
   for (const auto& r : rep.results)
-    if (r.variant.role() == Role::solution && r.status == Status::ok) {
+    if (r.variant.role() == Role::solution && r.status == fusetune::protocol::Status::ok) {
       EXPECT_TRUE(r.verified && r.timed) << r.variant.name;
     }
   ASSERT_TRUE(rep.winner.has_value());
-  EXPECT_EQ(rep.results[*rep.winner].time.round, TimeRound::confirmation);
+  EXPECT_EQ(rep.results[*rep.winner].time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_TRUE(std::any_of(rep.notes.begin(), rep.notes.end(),
                           [](const std::string& n) { return n.starts_with("guided search measured "); }));
   // The same seed, the same run.

@@ -11,8 +11,8 @@
 namespace fusetune::tune {
 namespace {
 
-VariantResult timed(const std::string& name, double median_ms, double spread, int registers) {
-  VariantResult r;
+fusetune::protocol::VariantResult timed(const std::string& name, double median_ms, double spread, int registers) {
+  fusetune::protocol::VariantResult r;
   r.variant.name = name;
   r.verified = r.timed = true;
   r.time.median_ms = median_ms;
@@ -78,9 +78,9 @@ TEST(TieBreak, UnknownRegistersComeAfterEveryKnownCount) {
 
 TEST(TieBreak, TheDecisionDoesNotDependOnWhichMedianCameOutFaster) {
   // Two runs whose noise ordered the same pair both ways pick the same winner.
-  const VariantResult a = timed("epilogue.nchw.b256", 2.000, 0.006, 30);
-  const VariantResult b = timed("epilogue.nhwc.t64", 2.010, 0.004, 28);
-  VariantResult a2 = a, b2 = b;
+  const fusetune::protocol::VariantResult a = timed("epilogue.nchw.b256", 2.000, 0.006, 30);
+  const fusetune::protocol::VariantResult b = timed("epilogue.nhwc.t64", 2.010, 0.004, 28);
+  fusetune::protocol::VariantResult a2 = a, b2 = b;
   a2.time.median_ms = 2.010;
   b2.time.median_ms = 2.000;
   const auto first = decide_tie(a, b);   // a faster
@@ -91,7 +91,7 @@ TEST(TieBreak, TheDecisionDoesNotDependOnWhichMedianCameOutFaster) {
 }
 
 TEST(TieBreak, AnUntimedResultIsNeverWithinNoise) {
-  VariantResult untimed = timed("a", 1.0, 0.0, 1);
+  fusetune::protocol::VariantResult untimed = timed("a", 1.0, 0.0, 1);
   untimed.timed = false;
   EXPECT_FALSE(within_noise(untimed, timed("b", 1.0, 0.0, 1)));
   EXPECT_FALSE(within_noise(timed("b", 1.0, 0.0, 1), untimed));

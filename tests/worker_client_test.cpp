@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 #include "tune/worker_client.hpp"
 
 namespace fusetune::tune {

@@ -48,11 +48,11 @@ int run_compile(const CompileArgs& args) {
   opts.arch = args.arch;
   opts.strict_fp32 = args.math == "fp32";
   opts.jobs = args.jobs;
-  opts.on_done = [&](const tune::VariantResult& r) { progress.step(r.variant.name); };
+  opts.on_done = [&](const protocol::VariantResult& r) { progress.step(r.variant.name); };
   const auto results = tune::compile_all(variants, *limits, opts);
 
   size_t failed = 0;
-  for (const auto& r : results) failed += r.status != tune::Status::ok;
+  for (const auto& r : results) failed += r.status != protocol::Status::ok;
 
   nlohmann::json j = json_document("compile", args.out);
   j["problem"] = gen.problem_text;
@@ -72,7 +72,7 @@ int run_compile(const CompileArgs& args) {
     v["design"] = r.variant.design;
     v["name"] = r.variant.name;
     v["params"] = codegen::params_object(r.variant);
-    v["status"] = tune::status_name(r.status);
+    v["status"] = protocol::status_name(r.status);
     v["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
     v["compiled"] = compiled;  // false: a library step (cuDNN) with no generated code
     v["registers"] = maybe(r.compile.registers);
@@ -82,7 +82,7 @@ int run_compile(const CompileArgs& args) {
     v["smem_bytes"] = maybe(r.compile.smem_bytes);
     v["compile_ms"] = maybe(r.compile.compile_ms);
     csv.add({std::string(codegen::candidate_name(r.variant.candidate)), r.variant.design, r.variant.name,
-             v["params"].dump(), std::string(tune::status_name(r.status)), r.reason,
+             v["params"].dump(), std::string(protocol::status_name(r.status)), r.reason,
              figures ? std::to_string(r.compile.registers) : "",
              figures ? std::to_string(r.compile.spill_stores + r.compile.spill_loads) : "",
              figures ? std::to_string(r.compile.smem_bytes) : "", figures ? fmt::format("{:.1f}", r.compile.compile_ms) : ""});
@@ -97,8 +97,8 @@ int run_compile(const CompileArgs& args) {
     for (const auto& r : results) {
       const bool compiled = !r.variant.source.empty();
       t.add({std::string(codegen::candidate_name(r.variant.candidate)), r.variant.name, params_text(r.variant),
-             r.status == tune::Status::ok ? std::string(compiled ? "ok" : "ok (library)")
-                                          : fmt::format("{}: {}", tune::status_name(r.status), r.reason),
+             r.status == protocol::Status::ok ? std::string(compiled ? "ok" : "ok (library)")
+                                          : fmt::format("{}: {}", protocol::status_name(r.status), r.reason),
              compiled ? std::to_string(r.compile.registers) : "-",
              compiled ? std::to_string(r.compile.spill_stores + r.compile.spill_loads) : "-",
              compiled ? std::to_string(r.compile.smem_bytes) : "-",

@@ -13,7 +13,7 @@
 #include "gpu/compiler.hpp"
 #include "gpu/device.hpp"
 #include "gpu/driver_api.hpp"
-#include "tune/limits_json.hpp"
+#include "protocol/limits_json.hpp"
 
 namespace fusetune::cli {
 
@@ -34,7 +34,7 @@ int run_devices(const DevicesArgs& args) {
   Table t({"#", "name", "arch", "SMs", "memory GB", "L2 MB", "smem/block KB", "peak GB/s", "pci"});
   for (int i = 0; i < n; ++i) {
     const auto d = gpu::query_device(i);
-    nlohmann::json dj = tune::limits_to_json(d.limits);
+    nlohmann::json dj = protocol::limits_to_json(d.limits);
     dj["ordinal"] = i;
     dj["name"] = d.name;
     dj["total_mem"] = d.total_mem;

@@ -18,7 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/embedded_python.hpp"
 #include "common/error.hpp"
-#include "tune/temp_dir.hpp"
+#include "common/temp_dir.hpp"
 
 extern char** environ;
 
@@ -46,7 +46,7 @@ void register_from_torch(CLI::App& app, FromTorchArgs& args) {
 }
 
 int run_from_torch(const FromTorchArgs& args) {
-  const tune::TempDir dir("fusetune-from-torch");
+  const TempDir dir("fusetune-from-torch");
   const auto pkg = dir.path() / "fusetune_torch";
   std::filesystem::create_directories(pkg);
   for (const auto& [name, text] : embedded_python()) {

@@ -16,7 +16,7 @@
 #include "db/database.hpp"
 #include "gpu/device.hpp"
 #include "gpu/driver_api.hpp"
-#include "tune/smoke.hpp"
+#include "cli/smoke.hpp"
 
 namespace fusetune::cli {
 
@@ -37,7 +37,7 @@ void register_smoke(CLI::App& app, SmokeArgs& args) {
 int run_smoke(const SmokeArgs& args) {
   OutputArgs out = args.out;
   if (!args.junit_file.empty()) out.other = args.junit_file;
-  tune::SmokeOptions o;
+  SmokeOptions o;
   o.db_path = args.db.empty() ? db::default_db_path() : args.db;
   check_output_args(out, o.db_path);
   // The check lines are for people: on stderr when a document takes stdout.
@@ -45,15 +45,15 @@ int run_smoke(const SmokeArgs& args) {
   o.jobs = args.jobs;
   o.stale = std::getenv("FUSETUNE_TEST_STALE") != nullptr;
   if (!args.checks.empty()) o.checks = {args.checks.begin(), args.checks.end()};
-  o.on_check = [human](const tune::SmokeCheck& c) {
-    const char* word = c.outcome == tune::SmokeCheck::Outcome::passed   ? "ok  "
-                       : c.outcome == tune::SmokeCheck::Outcome::failed ? "FAIL"
+  o.on_check = [human](const SmokeCheck& c) {
+    const char* word = c.outcome == SmokeCheck::Outcome::passed   ? "ok  "
+                       : c.outcome == SmokeCheck::Outcome::failed ? "FAIL"
                                                                         : "skip";
     fmt::print(human, "{}  {}{}{}\n", word, text::printable(c.name), c.detail.empty() ? "" : ": ",
                text::printable(c.detail));
     std::fflush(human);
   };
-  auto checks = tune::run_smoke(o);
+  auto checks = run_smoke(o);
   if (args.require_gpu) {
     std::string why;
     int count = 0;
@@ -63,7 +63,7 @@ int run_smoke(const SmokeArgs& args) {
       why = e.what();
     }
     if (count == 0) {
-      tune::SmokeCheck c{"a GPU (--require-gpu)", tune::SmokeCheck::Outcome::failed,
+      SmokeCheck c{"a GPU (--require-gpu)", SmokeCheck::Outcome::failed,
                          why.empty() ? "the driver sees no GPU" : why};
       o.on_check(c);
       checks.push_back(c);
@@ -75,12 +75,12 @@ int run_smoke(const SmokeArgs& args) {
   j["checks"] = nlohmann::json::array();
   CsvWriter csv({"name", "outcome", "detail"});
   for (const auto& c : checks) {
-    const char* outcome = c.outcome == tune::SmokeCheck::Outcome::passed   ? "passed"
-                          : c.outcome == tune::SmokeCheck::Outcome::failed ? "failed"
+    const char* outcome = c.outcome == SmokeCheck::Outcome::passed   ? "passed"
+                          : c.outcome == SmokeCheck::Outcome::failed ? "failed"
                                                                            : "skipped";
-    passed += c.outcome == tune::SmokeCheck::Outcome::passed;
-    failed += c.outcome == tune::SmokeCheck::Outcome::failed;
-    skipped += c.outcome == tune::SmokeCheck::Outcome::skipped;
+    passed += c.outcome == SmokeCheck::Outcome::passed;
+    failed += c.outcome == SmokeCheck::Outcome::failed;
+    skipped += c.outcome == SmokeCheck::Outcome::skipped;
     j["checks"].push_back({{"name", c.name}, {"outcome", outcome},
                            {"detail", c.detail.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.detail)}});
     csv.add({c.name, outcome, c.detail});

@@ -45,10 +45,10 @@ std::string results_csv(const tune::TuneReport& rep) {
                  "speedup_vs_cudnn", "worst_ratio", "max_abs"});
   for (size_t i = 0; i < rep.results.size(); ++i) {
     const auto& r = rep.results[i];
-    const bool checked = r.verified || r.status == tune::Status::wrong_result;
+    const bool checked = r.verified || r.status == protocol::Status::wrong_result;
     csv.add({std::string(codegen::role_name(r.variant.role())), std::string(codegen::candidate_name(r.variant.candidate)),
-             r.variant.name, codegen::params_object(r.variant).dump(), std::string(tune::status_name(r.status)), r.reason,
-             r.timed ? measured_csv(r.time.median_ms) : "", r.timed ? std::string(tune::time_round_name(r.time.round)) : "",
+             r.variant.name, codegen::params_object(r.variant).dump(), std::string(protocol::status_name(r.status)), r.reason,
+             r.timed ? measured_csv(r.time.median_ms) : "", r.timed ? std::string(protocol::time_round_name(r.time.round)) : "",
              r.timed && rep.unfused ? measured_csv(tune::speedup(rep, *rep.unfused, i)) : "",
              r.timed && rep.cudnn ? measured_csv(tune::speedup(rep, *rep.cudnn, i)) : "",
              checked ? csv_figure(r.error.worst_ratio) : "", checked ? csv_figure(r.error.max_abs) : ""});

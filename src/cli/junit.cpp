@@ -35,20 +35,20 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string junit_xml(const std::vector<tune::SmokeCheck>& checks) {
+std::string junit_xml(const std::vector<SmokeCheck>& checks) {
   size_t failures = 0, skipped = 0;
   std::string cases;
   for (const auto& c : checks) {
     cases += fmt::format("    <testcase classname=\"fusetune.smoke\" name=\"{}\">", xml_escape(c.name));
     switch (c.outcome) {
-      case tune::SmokeCheck::Outcome::passed:
+      case SmokeCheck::Outcome::passed:
         if (!c.detail.empty()) cases += fmt::format("<system-out>{}</system-out>", xml_escape(c.detail));
         break;
-      case tune::SmokeCheck::Outcome::failed:
+      case SmokeCheck::Outcome::failed:
         ++failures;
         cases += fmt::format("<failure message=\"{}\"/>", xml_escape(c.detail));
         break;
-      case tune::SmokeCheck::Outcome::skipped:
+      case SmokeCheck::Outcome::skipped:
         ++skipped;
         cases += fmt::format("<skipped message=\"{}\"/>", xml_escape(c.detail));
         break;

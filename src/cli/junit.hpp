@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/smoke.hpp"
+#include "cli/smoke.hpp"
 
 namespace fusetune::cli {
 
@@ -14,6 +14,6 @@ namespace fusetune::cli {
 [[nodiscard]] std::string xml_escape(const std::string& text);
 
 // <testsuites><testsuite name="fusetune smoke" tests= failures= skipped=>...</testsuite></testsuites>
-[[nodiscard]] std::string junit_xml(const std::vector<tune::SmokeCheck>& checks);
+[[nodiscard]] std::string junit_xml(const std::vector<SmokeCheck>& checks);
 
 }  // namespace fusetune::cli

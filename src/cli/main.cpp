@@ -11,7 +11,7 @@
 #include "cli/version.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
-#include "tune/worker_main.hpp"
+#include "worker/worker_main.hpp"
 
 namespace {
 
@@ -38,7 +38,7 @@ namespace {
 int run(int argc, char** argv) {
   using namespace fusetune;
   // The tuner's GPU worker (tune/worker_client.hpp): not a user command, so not in --help.
-  if (argc >= 2 && std::string_view(argv[1]) == "__worker") return tune::worker_main();
+  if (argc >= 2 && std::string_view(argv[1]) == "__worker") return worker::worker_main();
   CLI::App app{"fusetune: JIT autotuner for fused convolution epilogues on NVIDIA GPUs"};
   app.set_version_flag("--version", [] { return cli::version_text(); },
                        "fusetune's version and the NVRTC, cuDNN and driver versions it finds");

@@ -21,12 +21,12 @@ namespace {
 using codegen::Role;
 
 
-std::string round_short(const tune::VariantResult& r) {
+std::string round_short(const protocol::VariantResult& r) {
   if (!r.timed) return "-";
   switch (r.time.round) {
-    case tune::TimeRound::first_pass: return "1st";
-    case tune::TimeRound::finalists: return "fin";
-    case tune::TimeRound::confirmation: return "conf";
+    case protocol::TimeRound::first_pass: return "1st";
+    case protocol::TimeRound::finalists: return "fin";
+    case protocol::TimeRound::confirmation: return "conf";
   }
   return "-";
 }
@@ -50,7 +50,7 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   // Every line fits the width: long ones wrap, continuation lines indented under the text.
   const auto lines = [&](const std::string& s, const std::string& sep = " ") { out += labelled_lines(s, opt.width, sep); };
   std::map<std::string, size_t> by_status;
-  for (const auto& r : rep.results) ++by_status[std::string(tune::status_name(r.status))];
+  for (const auto& r : rep.results) ++by_status[std::string(protocol::status_name(r.status))];
   double total_s = 0;
   std::string phases;
   for (const auto& [phase, sec] : rep.phase_seconds) {
@@ -110,7 +110,7 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   const size_t name_w = std::min<size_t>(38, free * 11 / 20);
   const size_t param_w = free - name_w;
   Table t({"", "variant", "parameters", "median ms", "round", "vs unfused", "vs cudnn", err_head});
-  const tune::VariantResult* w = rep.winner ? &rep.results[*rep.winner] : nullptr;
+  const protocol::VariantResult* w = rep.winner ? &rep.results[*rep.winner] : nullptr;
   for (size_t i : rows) {
     const auto& r = rep.results[i];
     std::string params;
@@ -120,9 +120,9 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
     std::string name = r.variant.name;
     if (r.variant.role() == Role::floor) name.append(" (floor)");
     if (r.variant.role() == Role::baseline) name.append(" (baseline)");
-    if (r.status != tune::Status::ok) params = fmt::format("{} (below)", tune::status_name(r.status));
+    if (r.status != protocol::Status::ok) params = fmt::format("{} (below)", protocol::status_name(r.status));
     std::string err = "-";
-    if (r.verified || r.status == tune::Status::wrong_result)
+    if (r.verified || r.status == protocol::Status::wrong_result)
       err = rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
     t.add({mark, cut(name, name_w), cut(params, param_w), ms_cell(r.timed ? r.time.median_ms : 0), round_short(r),
            r.variant.role() != Role::solution || !rep.unfused ? "-" : speedup_cell(tune::speedup(rep, *rep.unfused, i)),
@@ -145,7 +145,7 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   lines(footer);
   if (opt.all) {
     for (size_t i : failures)
-      lines(fmt::format("{}: {}: {}", rep.results[i].variant.name, tune::status_name(rep.results[i].status),
+      lines(fmt::format("{}: {}: {}", rep.results[i].variant.name, protocol::status_name(rep.results[i].status),
                         rep.results[i].reason));
     for (const auto& n : rep.notes) lines("note: " + n);
   }
@@ -157,8 +157,8 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
                       rep.tie.by == "registers" ? "fewer registers" : "the first name"));
   }
   if (w) {
-    const auto round = w->time.round == tune::TimeRound::confirmation ? std::string("confirmed")
-                                                                      : std::string(tune::time_round_name(w->time.round));
+    const auto round = w->time.round == protocol::TimeRound::confirmation ? std::string("confirmed")
+                                                                      : std::string(protocol::time_round_name(w->time.round));
     // A shard's best is only its share's: the problem's winner is chosen after the merge.
     std::string s = fmt::format("{}{}  {:.3f} ms ({})",
                                 rep.shard.whole() ? "winner   " : fmt::format("best of shard {}: ", rep.shard.text()),

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/designs.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "common/error.hpp"
 
 namespace fusetune::codegen {
@@ -57,7 +57,7 @@ Variant with_dropped_tap(const spec::Problem& problem, const Variant& base) {
   v.design = base.design + ".planted";
   v.name = base.name + ".planted-tap";
   v.params.emplace_back("plant_tap", 1);
-  v.source = base.source + "\n" + std::string(template_source("planted.cu"));
+  v.source = base.source + "\n" + std::string(templates::template_source("planted.cu"));
   const BufferRef w = *v.find_buffer("w");
   const spec::Conv& c = problem.conv;
   v.buffers.push_back({"w_planted", BufferKind::scratch, TensorLayout::kcrs,
@@ -92,7 +92,7 @@ Variant replace_last_kernel(const Variant& base, const std::string& kernel, cons
   v.name = name;
   v.design = "epilogue.nchw.planted";
   v.params = {{"planted", 1}};
-  v.source = std::string(template_source("planted.cu"));
+  v.source = std::string(templates::template_source("planted.cu"));
   // The planted source holds only the planted kernels: earlier kernel steps of the plan
   // (transforms) would not be found in it, so keep the cuDNN steps and the last kernel only.
   std::vector<Step> plan;

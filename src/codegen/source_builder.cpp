@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "codegen/param_space.hpp"
 
 namespace fusetune::codegen {
@@ -46,7 +46,7 @@ void SourceBuilder::template_file(const std::string& file_name) {
   // proof of those renderings can include it alone.
   if (file_name == "ft_common.cuh") template_file("ft_math.cuh");
   files_.push_back(file_name);
-  sections_.push_back(banner(file_name) + std::string(template_source(file_name)));
+  sections_.push_back(banner(file_name) + std::string(templates::template_source(file_name)));
 }
 
 void SourceBuilder::kernel(const std::string& name) { kernels_.push_back(name); }

@@ -36,7 +36,7 @@ struct ResultRecord {
   std::string candidate;      // unfused | cudnn | epilogue | ...
   std::string variant_name;   // procedural, unique per problem
   std::string params_json;    // {"block":256,...}: part of the record's identity
-  std::string status;         // tune::status_name
+  std::string status;         // protocol::status_name
   std::string reason;
   std::string log_excerpt;
   int registers = -1;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "common/error.hpp"
 #include "reference/problem_check.hpp"
 
@@ -82,7 +82,7 @@ std::string render_reference_compare_source() {
 }
 
 std::string reference_template(const std::string& file_name) {
-  return std::string(codegen::template_source(file_name));
+  return std::string(templates::template_source(file_name));
 }
 
 }  // namespace fusetune::reference

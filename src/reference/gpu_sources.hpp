@@ -37,7 +37,7 @@ struct RefConvLaunch {
 [[nodiscard]] std::string render_reference_compare_source();
 
 // A ref_*.cu template's text, embedded at build time ("ref_fill.cu", "ref_compare.cu", ...);
-// std::out_of_range (codegen::template_source) when the binary lacks it.
+// std::out_of_range (templates::template_source) when the binary lacks it.
 [[nodiscard]] std::string reference_template(const std::string& file_name);
 
 }  // namespace fusetune::reference

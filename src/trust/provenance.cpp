@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "codegen/compile_target.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "codegen/cudnn_engine.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
@@ -41,12 +41,12 @@ Provenance check_provenance(const db::WinnerRecord& w) {
   // (another design's kernel) leaves this variant's source as it was, and then its code is
   // still exactly this fusetune's. Only a difference makes them untraceable, not forged: older
   // templates generated other code honestly.
-  const bool other_templates = w.env.templates_hash != codegen::templates_hash();
+  const bool other_templates = w.env.templates_hash != templates::templates_hash();
   const auto differs = [&](const std::string& what) -> Provenance {
     if (other_templates)
       return {V::untraceable, fmt::format("it was generated from other kernel templates (hash {}, this fusetune's {}) "
                                           "and {}, so its code cannot be checked",
-                                          w.env.templates_hash, codegen::templates_hash(), what)};
+                                          w.env.templates_hash, templates::templates_hash(), what)};
     return {V::forged, fmt::format("its {}", what)};
   };
   const spec::Problem problem = spec::parse(w.canonical);

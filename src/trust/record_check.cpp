@@ -13,8 +13,8 @@
 #include "common/terminal_text.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
-#include "tune/protocol.hpp"
-#include "tune/status.hpp"
+#include "protocol/protocol.hpp"
+#include "protocol/status.hpp"
 
 namespace fusetune::trust {
 
@@ -83,7 +83,7 @@ std::string check_result(const db::ResultRecord& r) {
   } catch (const JsonTooDeep&) {
     return "parameters nest deeper than 16 levels";
   }
-  if (!tune::status_from_name(r.status)) return fmt::format("unknown status '{}'", text::excerpt(r.status, 32));
+  if (!protocol::status_from_name(r.status)) return fmt::format("unknown status '{}'", text::excerpt(r.status, 32));
   if (!plain_text(r.reason, 4096, true) || !plain_text(r.log_excerpt, 65536, true))
     return "reason or compiler log too long or with control characters";
   if (r.registers < -1 || r.registers > 65536 || r.spills < 0 || r.time_count < 0) return "a count is out of range";
@@ -111,7 +111,7 @@ std::string check_winner(const db::WinnerRecord& w) {
     if (!time_like(v)) return "a time is negative or not finite";
   if (!w.conv_choices.empty()) {
     try {
-      for (const auto& [layout, ch] : tune::conv_choices_from_json(parse_bounded(w.conv_choices)))
+      for (const auto& [layout, ch] : protocol::conv_choices_from_json(parse_bounded(w.conv_choices)))
         if (layout < 0 || layout > 1 || !plain_text(ch.label, 128) || !plain_text(ch.engine_name, 128))
           return "cuDNN algorithm choices out of range";
     } catch (const std::exception&) {

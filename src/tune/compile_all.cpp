@@ -32,9 +32,9 @@ std::string first_error_line(const std::string& log) {
 
 }  // namespace
 
-VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
+protocol::VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
                               const CompileAllOptions& opts) {
-  VariantResult r;
+  protocol::VariantResult r;
   r.variant = v;
   if (v.source.empty()) return r;  // library-only candidates (cudnn): nothing to compile
 
@@ -48,7 +48,7 @@ VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits
         r.compile = std::move(*hit);
         r.compile.from_cache = true;
         if (std::string why = device_limit_violation(v, r.compile, limits); !why.empty()) {
-          r.status = Status::device_limits_exceeded;
+          r.status = protocol::Status::device_limits_exceeded;
           r.reason = why;
         }
         return r;
@@ -63,7 +63,7 @@ VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits
     r.compile.smem_bytes = cr.smem_bytes;
     r.compile.options = fmt::format("{}", fmt::join(cr.options, " "));
     if (cr.status != gpu::CompileStatus::ok) {
-      r.status = Status::compile_failed;
+      r.status = protocol::Status::compile_failed;
       r.reason = first_error_line(cr.log);
       r.log_excerpt = excerpt(cr.log);
       return r;
@@ -72,17 +72,17 @@ VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits
     r.compile.ptx = std::move(cr.ptx);
     if (cache) cache->store(v.source, option_list, r.compile);
     if (std::string why = device_limit_violation(v, r.compile, limits); !why.empty()) {
-      r.status = Status::device_limits_exceeded;
+      r.status = protocol::Status::device_limits_exceeded;
       r.reason = why;
     }
   } catch (const std::exception& e) {
-    r.status = Status::compile_failed;
+    r.status = protocol::Status::compile_failed;
     r.reason = e.what();
   }
   return r;
 }
 
-std::string device_limit_violation(const codegen::Variant& v, const CompileFigures& c,
+std::string device_limit_violation(const codegen::Variant& v, const protocol::CompileFigures& c,
                                    const gpu::DeviceLimits& limits) {
   for (const auto& step : v.plan) {
     if (step.kind() != codegen::StepKind::kernel) continue;
@@ -100,9 +100,9 @@ std::string device_limit_violation(const codegen::Variant& v, const CompileFigur
   return {};
 }
 
-std::vector<VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
+std::vector<protocol::VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
                                        const gpu::DeviceLimits& limits, const CompileAllOptions& opts) {
-  std::vector<VariantResult> results(variants.size());
+  std::vector<protocol::VariantResult> results(variants.size());
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<unsigned>(jobs, unsigned(std::max<size_t>(1, variants.size())));
   std::atomic<size_t> next{0};

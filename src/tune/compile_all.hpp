@@ -7,7 +7,7 @@
 
 #include "codegen/variant.hpp"
 #include "gpu/device_limits.hpp"
-#include "tune/variant_result.hpp"
+#include "protocol/variant_result.hpp"
 
 namespace fusetune::tune {
 
@@ -16,18 +16,18 @@ struct CompileAllOptions {
   bool strict_fp32 = false;
   unsigned jobs = 0;  // 0: all cores
   std::filesystem::path cache_dir;  // a compile cache (compile_cache.hpp); empty: compile everything
-  std::function<void(const VariantResult&)> on_done;  // called from worker threads
+  std::function<void(const protocol::VariantResult&)> on_done;  // called from worker threads
 };
 
 // One variant: NVRTC (or the compile cache), then the device's limits. Never throws.
-VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
+protocol::VariantResult compile_variant(const codegen::Variant& v, const gpu::DeviceLimits& limits,
                               const CompileAllOptions& opts);
 
-std::vector<VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
+std::vector<protocol::VariantResult> compile_all(const std::vector<codegen::Variant>& variants,
                                        const gpu::DeviceLimits& limits, const CompileAllOptions& opts);
 
 // Why a compiled variant cannot launch on this device ("" when it fits).
-std::string device_limit_violation(const codegen::Variant& v, const CompileFigures& c,
+std::string device_limit_violation(const codegen::Variant& v, const protocol::CompileFigures& c,
                                    const gpu::DeviceLimits& limits);
 
 }  // namespace fusetune::tune

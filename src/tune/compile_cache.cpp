@@ -30,7 +30,7 @@ std::filesystem::path CompileCache::entry(const std::string& source, const std::
   return dir_ / fmt::format("{:016x}.json", db::fnv1a64(key_text(source, options)));
 }
 
-std::optional<CompileFigures> CompileCache::find(const std::string& source,
+std::optional<protocol::CompileFigures> CompileCache::find(const std::string& source,
                                                  const std::vector<std::string>& options) const {
   try {
     std::ifstream in(entry(source, options), std::ios::binary);
@@ -40,7 +40,7 @@ std::optional<CompileFigures> CompileCache::find(const std::string& source,
     if (text.size() > kMaxEntryBytes) return std::nullopt;
     const auto j = nlohmann::json::parse(text);
     if (j.at("format") != kFormat || j.at("key") != key_text(source, options)) return std::nullopt;
-    CompileFigures c;
+    protocol::CompileFigures c;
     c.registers = j.at("registers");
     c.spill_stores = j.at("spill_stores");
     c.spill_loads = j.at("spill_loads");
@@ -60,7 +60,7 @@ std::optional<CompileFigures> CompileCache::find(const std::string& source,
 }
 
 void CompileCache::store(const std::string& source, const std::vector<std::string>& options,
-                         const CompileFigures& c) const {
+                         const protocol::CompileFigures& c) const {
   try {
     std::filesystem::create_directories(dir_);
     const nlohmann::json j = {{"format", kFormat},

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tune/variant_result.hpp"
+#include "protocol/variant_result.hpp"
 
 namespace fusetune::tune {
 
@@ -21,12 +21,12 @@ class CompileCache {
 
   // The stored figures (CUBIN, PTX, registers, ...) of `source` compiled with `options` by this
   // NVRTC, or nullopt.
-  [[nodiscard]] std::optional<CompileFigures> find(const std::string& source,
+  [[nodiscard]] std::optional<protocol::CompileFigures> find(const std::string& source,
                                                    const std::vector<std::string>& options) const;
 
   // Keeps a successful compile. A failure to write (full disk, read-only folder) is ignored: the
   // cache only saves time.
-  void store(const std::string& source, const std::vector<std::string>& options, const CompileFigures& c) const;
+  void store(const std::string& source, const std::vector<std::string>& options, const protocol::CompileFigures& c) const;
 
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
 

@@ -60,7 +60,7 @@ void CompileQueue::work() {
 }
 
 void CompileQueue::compile_and_file(size_t i) {
-  VariantResult r = compile_variant(variants_[i], limits_, opts_);
+  protocol::VariantResult r = compile_variant(variants_[i], limits_, opts_);
   if (opts_.on_done) opts_.on_done(r);
   {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -70,7 +70,7 @@ void CompileQueue::compile_and_file(size_t i) {
   landed_.notify_all();
 }
 
-const VariantResult& CompileQueue::get(size_t i) {
+const protocol::VariantResult& CompileQueue::get(size_t i) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (state_.at(i) == State::queued) {
     state_[i] = State::running;

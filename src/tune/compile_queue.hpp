@@ -15,7 +15,7 @@
 #include "codegen/variant.hpp"
 #include "gpu/device_limits.hpp"
 #include "tune/compile_all.hpp"
-#include "tune/variant_result.hpp"
+#include "protocol/variant_result.hpp"
 
 namespace fusetune::tune {
 
@@ -33,7 +33,7 @@ class CompileQueue {
   [[nodiscard]] size_t size() const { return variants_.size(); }
   [[nodiscard]] size_t threads() const { return pool_.size(); }
   // Variant i's result, waiting for or doing its compile. The reference stays valid.
-  const VariantResult& get(size_t i);
+  const protocol::VariantResult& get(size_t i);
   // Whether variant i's result is in (get() would not wait).
   [[nodiscard]] bool done(size_t i);
   // The pool takes these (still queued) first, in this order, then its own order: the guided
@@ -55,7 +55,7 @@ class CompileQueue {
   std::mutex mutex_;
   std::condition_variable landed_;
   std::vector<State> state_;
-  std::vector<VariantResult> results_;
+  std::vector<protocol::VariantResult> results_;
   size_t next_ = 0;  // into order_
   std::vector<size_t> preferred_;
   bool stopped_ = false;

@@ -5,12 +5,12 @@
 #include <fmt/ranges.h>
 
 #include "codegen/compile_target.hpp"
-#include "codegen/embedded_templates.hpp"
+#include "templates/embedded_templates.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/cudnn_version.hpp"
-#include "tune/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "tune/report_json.hpp"
 
 namespace fusetune::tune {
@@ -27,7 +27,7 @@ db::Environment environment_from_device(const nlohmann::json& device) {
   e.cuda_runtime = fmt::format("{}.{}", CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
   e.nvrtc = gpu::nvrtc_version();
   e.cudnn = gpu::cudnn_version_string();
-  e.templates_hash = codegen::templates_hash();
+  e.templates_hash = templates::templates_hash();
   return e;
 }
 
@@ -41,7 +41,7 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
   rec.candidate = std::string(codegen::candidate_name(r.variant.candidate));
   rec.variant_name = r.variant.name;
   rec.params_json = j["params"].dump();
-  rec.status = std::string(status_name(r.status));
+  rec.status = std::string(protocol::status_name(r.status));
   rec.reason = r.reason;
   rec.log_excerpt = r.log_excerpt;
   rec.registers = r.compile.registers;
@@ -90,8 +90,8 @@ db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env
   return w;
 }
 
-VariantResult injected_from_winner(const db::WinnerRecord& w) {
-  VariantResult r;
+protocol::VariantResult injected_from_winner(const db::WinnerRecord& w) {
+  protocol::VariantResult r;
   r.variant = codegen::variant_from_json(nlohmann::json::parse(w.variant_json));
   r.compile.cubin = w.cubin;
   r.compile.ptx = w.ptx;

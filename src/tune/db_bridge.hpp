@@ -16,6 +16,6 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i);
 db::WinnerRecord winner_record(const TuneReport& rep, const db::Environment& env);
 
 // A stored winner as a precompiled variant the tuner can run again (smoke, re-verification).
-VariantResult injected_from_winner(const db::WinnerRecord& w);
+protocol::VariantResult injected_from_winner(const db::WinnerRecord& w);
 
 }  // namespace fusetune::tune

@@ -1,13 +1,13 @@
 #include "tune/report_json.hpp"
 
 #include "codegen/variant_json.hpp"
-#include "tune/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 namespace fusetune::tune {
 
 namespace {
 
-nlohmann::json time_json(const TimeFigures& t) {
+nlohmann::json time_json(const protocol::TimeFigures& t) {
   return {{"min", t.min_ms},       {"median", t.median_ms}, {"max", t.max_ms},
           {"count", t.count},      {"spread", t.spread},    {"round", time_round_name(t.round)},
           {"batch", t.batch},      {"steps", t.step_median_ms}};
@@ -23,7 +23,7 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["design"] = r.variant.design;
   j["name"] = r.variant.name;
   j["params"] = codegen::params_object(r.variant);
-  j["status"] = status_name(r.status);
+  j["status"] = protocol::status_name(r.status);
   // Every key is always there; what was not measured is null (README: "JSON output").
   j["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
   j["verified"] = r.verified;
@@ -45,7 +45,7 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
     if (rep.unfused) j["speedup_vs_unfused"] = speedup(rep, *rep.unfused, i);
     if (rep.cudnn) j["speedup_vs_cudnn"] = speedup(rep, *rep.cudnn, i);
   }
-  if (r.verified || r.status == Status::wrong_result)
+  if (r.verified || r.status == protocol::Status::wrong_result)
     j["error"] = {{"max_abs", r.error.max_abs},   {"max_rel", r.error.max_rel},
                   {"rel_l2", r.error.rel_l2},     {"rel_l2_limit", r.error.rel_l2_limit},
                   {"worst_ratio", r.error.worst_ratio}, {"unchecked", r.error.unchecked},

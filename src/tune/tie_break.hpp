@@ -6,7 +6,7 @@
 // then the name), and reported as a tie. GPU-free, so the rule is unit-tested.
 #include <string>
 
-#include "tune/variant_result.hpp"
+#include "protocol/variant_result.hpp"
 
 namespace fusetune::tune {
 
@@ -16,15 +16,15 @@ inline constexpr double kMinNoise = 0.01;
 
 // The noise two timings are compared within: the larger of their interquartile spreads
 // ((q3 - q1) / median), at least kMinNoise.
-[[nodiscard]] double noise_between(const TimeFigures& a, const TimeFigures& b);
+[[nodiscard]] double noise_between(const protocol::TimeFigures& a, const protocol::TimeFigures& b);
 
 // Whether `other`'s median is within that noise of `ref`'s (relative to `ref`'s median). Both
 // must be timed; an untimed one is never within noise.
-[[nodiscard]] bool within_noise(const VariantResult& other, const VariantResult& ref);
+[[nodiscard]] bool within_noise(const protocol::VariantResult& other, const protocol::VariantResult& ref);
 
 // The secondary key: fewer registers first (a variant without a compiled kernel, registers
 // unknown, after every known count), then the name. True when `a` comes before `b`.
-[[nodiscard]] bool before_on_secondary_key(const VariantResult& a, const VariantResult& b);
+[[nodiscard]] bool before_on_secondary_key(const protocol::VariantResult& a, const protocol::VariantResult& b);
 
 struct TieDecision {
   bool tie = false;     // the two medians are within the noise
@@ -36,6 +36,6 @@ struct TieDecision {
 
 // `faster` has the smaller (or equal) median, `slower` the next. The winner is `faster` unless
 // the two tie and `slower` comes first on the secondary key (swap).
-[[nodiscard]] TieDecision decide_tie(const VariantResult& faster, const VariantResult& slower);
+[[nodiscard]] TieDecision decide_tie(const protocol::VariantResult& faster, const protocol::VariantResult& slower);
 
 }  // namespace fusetune::tune

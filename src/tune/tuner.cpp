@@ -23,9 +23,9 @@
 #include "tune/cost_model.hpp"
 #include "tune/device_cache.hpp"
 #include "tune/guided_search.hpp"
-#include "tune/limits_json.hpp"
-#include "tune/protocol.hpp"
-#include "tune/temp_dir.hpp"
+#include "protocol/limits_json.hpp"
+#include "protocol/protocol.hpp"
+#include "common/temp_dir.hpp"
 #include "tune/worker_client.hpp"
 #include "tune/trace.hpp"
 #include "tune/worker_lanes.hpp"
@@ -182,7 +182,7 @@ class TuneRun {
       throw Error(ExitCode::failure, fmt::format("GPU worker failed to start: {}", e.reason));
     }
     check_reply(dev, "device");
-    limits_ = limits_from_json(dev.at("limits"));
+    limits_ = protocol::limits_from_json(dev.at("limits"));
     if (!opt_.device_cache_key.empty() && load_cached_device(opt_.device_cache_dir, opt_.device_cache_key) != dev)
       store_cached_device(opt_.device_cache_dir, opt_.device_cache_key, dev);
     rep_.device = dev;
@@ -233,7 +233,7 @@ class TuneRun {
         }
         check_reply(dev, fmt::format("device {}", lane.device));
         lane.described = true;
-        const gpu::DeviceLimits limits = limits_from_json(dev.at("limits"));
+        const gpu::DeviceLimits limits = protocol::limits_from_json(dev.at("limits"));
         if (dev.value("name", std::string()) != rep_.device.value("name", std::string()) ||
             limits.arch_flag() != limits_.arch_flag() || limits.sm_count != limits_.sm_count)
           throw Error(ExitCode::bad_input,
@@ -253,8 +253,8 @@ class TuneRun {
       if (!lanes_[l].session) start_session(l);
   }
 
-  SetupRequest setup_for(int device) const {
-    SetupRequest s = setup_;
+  protocol::SetupRequest setup_for(int device) const {
+    protocol::SetupRequest s = setup_;
     s.device = device;
     return s;
   }
@@ -316,21 +316,21 @@ class TuneRun {
       }
     }
     // Until the background compile lands, a solution's row says so (nothing reads it before).
-    rep_.results.assign(variants_.size(), VariantResult{});
+    rep_.results.assign(variants_.size(), protocol::VariantResult{});
     for (size_t i = 0; i < variants_.size(); ++i) {
       rep_.results[i].variant = variants_[i];
-      rep_.results[i].status = Status::compile_failed;
+      rep_.results[i].status = protocol::Status::compile_failed;
       rep_.results[i].reason = "not compiled yet";
     }
     cubin_paths_.assign(variants_.size(), std::string());
     auto counted = std::make_shared<std::atomic<size_t>>(0);
-    auto report = [this, counted, total = variants_.size()](const VariantResult& r) {
+    auto report = [this, counted, total = variants_.size()](const protocol::VariantResult& r) {
       const size_t done = ++*counted;
       const std::lock_guard<std::mutex> lock(progress_mutex_);
       progress("compiling", done, total, r.variant.name);
     };
     copts.on_done = report;
-    const std::vector<VariantResult> head_results = compile_all(head, limits_, copts);
+    const std::vector<protocol::VariantResult> head_results = compile_all(head, limits_, copts);
     for (size_t j = 0; j < head.size(); ++j) place(head_idx[j], head_results[j]);
     check_lanes();  // a GPU that is missing or of another kind stops the run before more compiles
     // The solutions' progress stays quiet: the baselines' own lines run meanwhile. The trace
@@ -340,11 +340,11 @@ class TuneRun {
     // the same variant may follow it, answered at once by "compile in".
     copts.on_done = nullptr;
     if (trace_.on())
-      copts.on_done = [this](const VariantResult& r) {
+      copts.on_done = [this](const protocol::VariantResult& r) {
         if (r.variant.source.empty()) return;  // a cuDNN graph template: nothing was compiled
         trace_(fmt::format("compiled {} ({:.0f} ms{}{})", r.variant.name, r.compile.compile_ms,
                            r.compile.from_cache ? ", cached" : "",
-                           r.status == Status::ok ? std::string() : ", " + std::string(status_name(r.status))));
+                           r.status == protocol::Status::ok ? std::string() : ", " + std::string(protocol::status_name(r.status))));
       };
     // Most promising first: the cost model's prior before compiling (registers unknown) and, as
     // nothing is measured yet, a nominal copy rate and the conv at its floor; only the order
@@ -382,7 +382,7 @@ class TuneRun {
       const auto& r = rep_.results[i];
       if (r.variant.role() != Role::solution) continue;
       const bool compiling = tail_slot_.count(r.variant.name) != 0;
-      if (!compiling && r.status != Status::ok) continue;
+      if (!compiling && r.status != protocol::Status::ok) continue;
       idx.push_back(i);
       // Registers unknown for every variant (most are not compiled yet): the search's order
       // must not depend on which compiles happened to finish first (--seed reproduces it).
@@ -439,7 +439,7 @@ class TuneRun {
     const auto t0 = Clock::now();
     const bool pending = trace_.on() && !queue_->done(slot);
     if (pending) trace_(fmt::format("waiting for the compile of {}", rep_.results[i].variant.name));
-    const VariantResult& r = queue_->get(slot);
+    const protocol::VariantResult& r = queue_->get(slot);
     add_compile_wait(std::chrono::duration<double>(Clock::now() - t0).count());
     if (pending) trace_("compile in");
     place(i, r);
@@ -466,7 +466,7 @@ class TuneRun {
   }
 
   // Result i, with its CUBIN written where the worker will read it.
-  void place(size_t i, const VariantResult& r) {
+  void place(size_t i, const protocol::VariantResult& r) {
     rep_.results[i] = r;
     if (r.compile.cubin.empty()) return;
     cubin_paths_[i] = (tmp_.path() / fmt::format("{}.cubin", i)).string();
@@ -487,11 +487,11 @@ class TuneRun {
     for (size_t i = 0; i < rep_.results.size();) {
       const auto& r = rep_.results[i];
       if (r.variant.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(r.variant) ||
-          r.status != Status::ok) {
+          r.status != protocol::Status::ok) {
         ++i;
         continue;
       }
-      std::vector<VariantResult> made = expand(i);
+      std::vector<protocol::VariantResult> made = expand(i);
       const std::string path = cubin_paths_[i];
       rep_.results.erase(rep_.results.begin() + std::ptrdiff_t(i));
       cubin_paths_.erase(cubin_paths_.begin() + std::ptrdiff_t(i));
@@ -502,13 +502,13 @@ class TuneRun {
     return true;
   }
 
-  std::vector<VariantResult> expand(size_t i) {
-    VariantResult t = rep_.results[i];
+  std::vector<protocol::VariantResult> expand(size_t i) {
+    protocol::VariantResult t = rep_.results[i];
     if (opt_.math == MathMode::fp32) {
       // Seen on the H200 (cuDNN 9.19): with the TF32 tensor cores ruled out, cuDNN offered one
       // engine for the fused conv + epilogue graph, taking 360 ms for kernelbench-31. Reported
       // as what it is, not timed as a slow choice.
-      t.status = Status::not_supported;
+      t.status = protocol::Status::not_supported;
       t.reason = "strict fp32: cuDNN's runtime fusion of conv + epilogue runs on TF32 tensor cores only";
       return {t};
     }
@@ -517,39 +517,39 @@ class TuneRun {
     if (!lanes_[0].session) start_session(0);
     // The guided search runs a few configurations of each template: they are built as it runs
     // them, not all up front.
-    EnginesRequest req{t.variant, std::max(0, opt_.max_variants), opt_.strategy != "model"};
+    protocol::EnginesRequest req{t.variant, std::max(0, opt_.max_variants), opt_.strategy != "model"};
     nlohmann::json reply;
     try {
       reply = lanes_[0].worker->request(to_json(req), seconds(std::max(600.0, opt_.variant_timeout_s)));
     } catch (const WorkerLost& e) {
-      t.status = e.timed_out ? Status::timeout : Status::faulted;
+      t.status = e.timed_out ? protocol::Status::timeout : protocol::Status::faulted;
       t.reason = "listing cuDNN engine configurations: " + e.reason;
       restart(0);
       return {t};
     }
     if (reply.contains("error") || !reply.contains("engines")) {
-      t.status = reply.contains("error") ? Status::launch_failed : Status::faulted;
+      t.status = reply.contains("error") ? protocol::Status::launch_failed : protocol::Status::faulted;
       t.reason = "listing cuDNN engine configurations: " +
                  reply.value("error", reply.value("reason", std::string("the worker lost its context")));
       if (!reply.contains("error")) restart(0);
       return {t};
     }
-    const EnginesReply er = engines_reply_from_json(reply);
+    const protocol::EnginesReply er = protocol::engines_reply_from_json(reply);
     if (er.refused) {
-      t.status = Status::not_supported;
+      t.status = protocol::Status::not_supported;
       t.reason = er.reason;
       return {t};
     }
     add_note(fmt::format("cuDNN engine configurations for {}: {} listed{} in {:.2f} s", t.variant.name,
                          er.engines.size(), req.build ? " and built" : " (each built when run)", er.build_s));
-    std::vector<VariantResult> out;
-    for (const EngineEntry& e : er.engines) {
-      VariantResult r = t;
+    std::vector<protocol::VariantResult> out;
+    for (const protocol::EngineEntry& e : er.engines) {
+      protocol::VariantResult r = t;
       r.variant = codegen::with_engine(t.variant, e.key);
       if (!decision_.only.empty() && decision_.only.count(r.variant.name) == 0) continue;
       if (!opt_.shard.holds_name(r.variant.name)) continue;
       if (!e.built) {
-        r.status = Status::not_supported;
+        r.status = protocol::Status::not_supported;
         r.reason = fmt::format("cuDNN {}: {}", e.name, e.reason);
       }
       rep_.conv_names[r.variant.name] = {"cuDNN graph " + e.name};
@@ -589,7 +589,7 @@ class TuneRun {
                                                  l == 0 ? std::string() : fmt::format(" for device {}", lane.device), e.reason));
     }
     check_reply(info, l == 0 ? std::string("setup") : fmt::format("setup of device {}", lane.device));
-    const SetupReply sr = setup_reply_from_json(info);
+    const protocol::SetupReply sr = protocol::setup_reply_from_json(info);
     if (l == 0) {
       rep_.copy_gbps = sr.copy_gbps;
       prefer_by_priors();
@@ -612,12 +612,12 @@ class TuneRun {
   // `ahead`: results the search expects to run next; lane l's worker builds the cuDNN plans among
   // them on a second thread while it runs this one (tune/plan_prebuild.hpp), each asked once.
   bool dispatch(size_t i, size_t l, const std::vector<size_t>& ahead = {}) {
-    if (rep_.results[i].status != Status::ok) return false;
+    if (rep_.results[i].status != protocol::Status::ok) return false;
     if (!lanes_[l].session) start_session(l);
     running_[l] = i;
     answered_.erase(i);
     trace_(fmt::format("lane {} runs {}", l, rep_.results[i].variant.name));
-    RunRequest req = run_request(i);
+    protocol::RunRequest req = run_request(i);
     for (size_t a : ahead) {
       const auto& v = rep_.results[a].variant;
       if (lanes_[l].asked_ahead.insert(v.name).second) {
@@ -644,16 +644,16 @@ class TuneRun {
       if (out.size() == kAhead) break;
       const size_t i = idx[j];
       const auto& r = rep_.results[i];
-      if (i != now && r.status == Status::ok && r.variant.candidate == codegen::Candidate::cudnn_fused &&
+      if (i != now && r.status == protocol::Status::ok && r.variant.candidate == codegen::Candidate::cudnn_fused &&
           codegen::engine_of(r.variant))
         out.push_back(i);
     }
     return out;
   }
 
-  RunRequest run_request(size_t i) const {
+  protocol::RunRequest run_request(size_t i) const {
     const auto& r = rep_.results[i];
-    RunRequest req;
+    protocol::RunRequest req;
     req.variant = r.variant;
     req.cubin_path = cubin_path(i);
     if (opt_.quick) {
@@ -685,29 +685,29 @@ class TuneRun {
     answered_.insert(i);
     trace_(fmt::format("lane {} answered for {}{}", l, r.variant.name, a.lost ? " (lost)" : ""));
     if (a.lost) {
-      r.status = a.lost->timed_out ? Status::timeout : Status::faulted;
+      r.status = a.lost->timed_out ? protocol::Status::timeout : protocol::Status::faulted;
       r.reason = a.lost->reason;
       restart(l);
       return;
     }
     const nlohmann::json& reply = a.reply;
     if (reply.contains("error")) {
-      r.status = Status::launch_failed;
+      r.status = protocol::Status::launch_failed;
       r.reason = reply["error"].get<std::string>();
       return;
     }
     if (!reply.contains("timed")) {
       // The worker caught a lost context, said so ({"status": "faulted", "reason"}) and exited.
-      r.status = Status::faulted;
+      r.status = protocol::Status::faulted;
       r.reason = reply.value("reason", "");
       restart(l);
       return;
     }
-    const RunReply rr = run_reply_from_json(reply);
+    const protocol::RunReply rr = protocol::run_reply_from_json(reply);
     r.status = rr.status;
     r.reason = rr.reason;
     r.error = rr.error;
-    r.verified = rr.status == Status::ok;
+    r.verified = rr.status == protocol::Status::ok;
     r.timed = rr.timed;
     if (rr.timed) {
       r.time = rr.time;
@@ -747,12 +747,12 @@ class TuneRun {
 
   // Re-timing of `idx`, interleaved (sustained for a full run's confirmation round); their
   // figures are replaced by this round's. Sustained, the first `turns` take turns (the winner
-  // and the runner-up: RetimeRequest::turns).
-  void retime(const std::vector<size_t>& idx, TimeRound round, int turns = 0) {
+  // and the runner-up: protocol::RetimeRequest::turns).
+  void retime(const std::vector<size_t>& idx, protocol::TimeRound round, int turns = 0) {
     // The confirmation round's figures are the ones reported and stored: sustained, as a model
     // runs the plan (timing_stats.hpp). Quick runs (correctness, smoke's paired comparison with
     // unfused) keep interleaved rounds, which need two plans.
-    const bool sustained = round == TimeRound::confirmation && !opt_.quick;
+    const bool sustained = round == protocol::TimeRound::confirmation && !opt_.quick;
     if (idx.empty() || (idx.size() < 2 && !sustained)) return;
     const auto figures = request_retime(idx, round, sustained, turns);
     for (size_t i : idx) {
@@ -763,7 +763,7 @@ class TuneRun {
   }
 
   // Asks the worker to re-time `idx`; its figures by variant name.
-  std::map<std::string, TimeFigures> request_retime(const std::vector<size_t>& idx, TimeRound round, bool sustained,
+  std::map<std::string, protocol::TimeFigures> request_retime(const std::vector<size_t>& idx, protocol::TimeRound round, bool sustained,
                                                     int turns = 0) {
     if (!lanes_[0].session) start_session(0);
     trace_(fmt::format("re-timing {} plans ({}, {})", idx.size(), time_round_name(round), sustained ? "sustained" : "interleaved"));
@@ -777,8 +777,8 @@ class TuneRun {
     return retime_figures(a, round);
   }
 
-  RetimeRequest retime_request(const std::vector<size_t>& idx, TimeRound round, bool sustained, int turns = 0) const {
-    RetimeRequest req;
+  protocol::RetimeRequest retime_request(const std::vector<size_t>& idx, protocol::TimeRound round, bool sustained, int turns = 0) const {
+    protocol::RetimeRequest req;
     req.rounds = std::max(1, opt_.retime_rounds);
     req.round = round;
     req.sustained = sustained;
@@ -791,7 +791,7 @@ class TuneRun {
 
   // A re-timing's figures by variant name (its notes go to the report); a lost or faulted worker
   // ends the run, since the figures the report rests on are these.
-  std::map<std::string, TimeFigures> retime_figures(const LaneAnswer& a, TimeRound round) {
+  std::map<std::string, protocol::TimeFigures> retime_figures(const LaneAnswer& a, protocol::TimeRound round) {
     if (a.lost)
       throw Error(ExitCode::failure, fmt::format("GPU worker lost while re-timing ({}): {}", time_round_name(round), a.lost->reason));
     const nlohmann::json& reply = a.reply;
@@ -799,7 +799,7 @@ class TuneRun {
     if (!reply.contains("results"))  // the context was lost: the worker said so and exited
       throw Error(ExitCode::failure, fmt::format("GPU worker faulted while re-timing ({}): {}", time_round_name(round),
                                                  reply.value("reason", "")));
-    RetimeReply rr = retime_reply_from_json(reply);
+    protocol::RetimeReply rr = protocol::retime_reply_from_json(reply);
     rep_.notes.insert(rep_.notes.end(), rr.notes.begin(), rr.notes.end());
     return std::move(rr.results);
   }
@@ -959,7 +959,7 @@ class TuneRun {
         progress("verifying and timing (guided)", search.measured() + search.pending() + 1, idx.size(),
                  rep_.results[i].variant.name);
         take_compiled(i);
-        if (rep_.results[i].status != Status::ok) {  // a compile failure or over the device's limits
+        if (rep_.results[i].status != protocol::Status::ok) {  // a compile failure or over the device's limits
           search.record(*j, std::nullopt);
           continue;
         }
@@ -1047,7 +1047,7 @@ class TuneRun {
       for (size_t i : round_references(ready(role), role == Role::baseline ? std::optional(best) : std::nullopt))
         round.push_back(i);
     progress("re-timing finalists interleaved", 0, 1, "");
-    retime(round, TimeRound::finalists);
+    retime(round, protocol::TimeRound::finalists);
     pick_winner();
     return true;
   }
@@ -1121,13 +1121,13 @@ class TuneRun {
     early_t0_ = Clock::now();
     running_[0] = kConfirming;
     trace_(fmt::format("lane 0 confirms the baselines early ({} plans)", early_idx_.size()));
-    runner_->start(0, lanes_[0], to_json(retime_request(early_idx_, TimeRound::confirmation, true)),
+    runner_->start(0, lanes_[0], to_json(retime_request(early_idx_, protocol::TimeRound::confirmation, true)),
                    retime_timeout(early_idx_.size()));
   }
 
   void finish_confirm_early(LaneAnswer a) {
     trace_("lane 0's early confirmation answered");
-    const auto figures = retime_figures(a, TimeRound::confirmation);
+    const auto figures = retime_figures(a, protocol::TimeRound::confirmation);
     std::vector<std::string> names;
     for (size_t i : early_idx_) {
       names.push_back(rep_.results[i].variant.name);
@@ -1170,7 +1170,7 @@ class TuneRun {
       const bool in_pair = i == *rep_.winner || (rep_.runner_up && i == *rep_.runner_up);
       (early_.count(rep_.results[i].variant.name) != 0 && !in_pair ? early : fresh).push_back(i);
     }
-    retime(fresh, TimeRound::confirmation, rep_.runner_up ? 2 : 0);
+    retime(fresh, protocol::TimeRound::confirmation, rep_.runner_up ? 2 : 0);
     for (size_t i : early) {
       rep_.results[i].time = early_.at(rep_.results[i].variant.name);
       rep_.results[i].gpu = lanes_[0].device;
@@ -1205,7 +1205,7 @@ class TuneRun {
   const TuneOptions& opt_;
   TuneTrace trace_{opt_.trace_path};
   TuneReport rep_;
-  SetupRequest setup_;
+  protocol::SetupRequest setup_;
   // One worker per GPU; lanes_[0], the first GPU, runs everything but the solutions' first
   // passes, which every lane shares (runner_ waits for their answers).
   std::vector<Lane> lanes_;
@@ -1220,7 +1220,7 @@ class TuneRun {
   std::map<int, double> conv_ms_;  // by spec::Layout
   std::vector<size_t> finalists_;
   // By variant name (the measure phase drops rows, engines() shifts them): confirmed early.
-  std::map<std::string, TimeFigures> early_;
+  std::map<std::string, protocol::TimeFigures> early_;
   bool early_tried_ = false;
   bool search_started_ = false;  // measure_guided() began: its lookahead leads the pool
   std::vector<size_t> early_idx_;  // what the early confirmation times (rows stay put meanwhile)

@@ -27,10 +27,10 @@
 
 #include "common/math_mode.hpp"
 #include "spec/problem.hpp"
-#include "tune/protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "tune/shard.hpp"
 #include "tune/tie_break.hpp"
-#include "tune/variant_result.hpp"
+#include "protocol/variant_result.hpp"
 
 namespace fusetune::tune {
 
@@ -87,11 +87,11 @@ struct TuneOptions {
   // more after each interleaved round with the variants it re-timed: persist them as they come.
   std::function<void(const TuneReport& report, const std::vector<size_t>& batch)> on_batch;
   // Already-compiled variants (e.g. a stored winner with its CUBIN) run alongside the generated ones.
-  std::vector<VariantResult> injected;
+  std::vector<protocol::VariantResult> injected;
   // cuDNN's algorithm per conv layout to use instead of searching (a stored winner's, so a
   // re-check runs the configuration that was tuned).
-  ConvChoices conv_choices;
-  InputRange inputs = InputRange::uniform;  // test-only: how the worker draws x (protocol.hpp)
+  protocol::ConvChoices conv_choices;
+  protocol::InputRange inputs = protocol::InputRange::uniform;  // test-only: how the worker draws x (protocol.hpp)
 };
 
 struct TuneReport {
@@ -100,7 +100,7 @@ struct TuneReport {
   MathMode math = MathMode::tf32;
   nlohmann::json device;      // name, arch, limits, driver
   double copy_gbps = 0;       // measured in this run
-  std::vector<VariantResult> results;
+  std::vector<protocol::VariantResult> results;
   std::optional<size_t> winner;     // index into results: the fastest verified complete pipeline
   std::optional<size_t> runner_up;  // the next one, in the confirmation round too
   TieDecision tie;                  // winner and runner-up within the measured noise (tie_break.hpp)
@@ -108,7 +108,7 @@ struct TuneReport {
   std::optional<size_t> cudnn;      // the fastest conv-alone floor
   std::map<std::string, std::vector<std::string>> conv_names;  // variant -> cuDNN algorithm per conv step
   std::vector<std::string> notes;   // e.g. cuDNN algorithms that failed verification
-  ConvChoices conv_choices;         // cuDNN's algorithm per conv layout, as chosen (and verified) in this run
+  protocol::ConvChoices conv_choices;         // cuDNN's algorithm per conv layout, as chosen (and verified) in this run
   std::vector<std::pair<std::string, double>> phase_seconds;  // in order
   int confirm_rounds = 0;
   int worker_restarts = 0;

@@ -1,0 +1,359 @@
+#include "worker/cudnn_graph.hpp"
+
+// cudnn-frontend carries its own copy of nlohmann/json; ours comes from the system. Keep the
+// frontend's out so one definition of nlohmann exists in the program.
+#define CUDNN_FRONTEND_SKIP_JSON_LIB
+#include <cudnn_frontend.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "codegen/op_render.hpp"
+#include "spec/ops.hpp"
+
+namespace fusetune::worker {
+
+namespace fe = cudnn_frontend;
+using T = std::shared_ptr<fe::graph::Tensor_attributes>;
+
+namespace {
+
+// Tensor ids in the variant pack: x, w, out, then the per-channel views by their offset into
+// `chan` in units of K floats (the conv bias is view 0 when the conv has one).
+constexpr int64_t kUidX = 1;
+constexpr int64_t kUidW = 2;
+constexpr int64_t kUidOut = 3;
+constexpr int64_t kUidChan = 100;
+
+void check(fe::error_t e, const std::string& what) {
+  if (e.is_bad()) throw GraphRefused(fmt::format("cuDNN refused {}: {}", what, e.get_message()));
+}
+
+std::vector<int64_t> nhwc_strides(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
+
+// Builds the graph's nodes from the problem.
+class Builder {
+ public:
+  Builder(fe::graph::Graph& g, const GraphDesc& d) : g_(g), d_(d), chan_{d.problem.conv.k, d.problem.conv.bias} {}
+
+  // The output tensor of the whole graph (not yet marked as an output).
+  T build() {
+    const spec::Conv& c = d_.problem.conv;
+    const bool nhwc = d_.in_layout == spec::Layout::nhwc;
+    const std::vector<int64_t> x_strides =
+        nhwc ? nhwc_strides(c.c, c.h, c.w) : std::vector<int64_t>{c.c * c.h * c.w, c.h * c.w, c.w, 1};
+    const bool krsc = d_.epilogue || nhwc;
+    const T x = g_.tensor(fe::graph::Tensor_attributes()
+                              .set_name("x")
+                              .set_uid(kUidX)
+                              .set_dim({c.n, c.c, c.h, c.w})
+                              .set_stride(x_strides)
+                              .set_data_type(fe::DataType_t::FLOAT));
+    const T w = g_.tensor(fe::graph::Tensor_attributes()
+                              .set_name("w")
+                              .set_uid(kUidW)
+                              .set_dim({c.k, c.c, c.r, c.s})
+                              .set_stride(krsc ? nhwc_strides(c.c, c.r, c.s)
+                                               : std::vector<int64_t>{c.c * c.r * c.s, c.r * c.s, c.s, 1})
+                              .set_data_type(fe::DataType_t::FLOAT));
+    T v = g_.conv_fprop(x, w,
+                        fe::graph::Conv_fprop_attributes()
+                            .set_name("conv")
+                            .set_padding({c.pad_h, c.pad_w})
+                            .set_stride({c.stride_h, c.stride_w})
+                            .set_dilation({c.dil_h, c.dil_w})
+                            .set_compute_data_type(fe::DataType_t::FLOAT));
+    v->set_data_type(fe::DataType_t::FLOAT);
+    if (d_.bias) v = pw(fe::PointwiseMode_t::ADD, v, channel_view(0));
+    if (!d_.epilogue) return v;
+    for (const spec::Op& op : d_.problem.pre) v = apply(op, v);
+    if (d_.problem.reduce) {
+      v = g_.reduction(v, fe::graph::Reduction_attributes()
+                              .set_name("reduce")
+                              .set_mode(reduce_mode(*d_.problem.reduce))
+                              .set_compute_data_type(fe::DataType_t::FLOAT));
+      v->set_dim({c.n, 1, c.p(), c.q()}).set_stride(nhwc_strides(1, c.p(), c.q()));
+    }
+    return v;
+  }
+
+  // Per-channel views and their offsets into `chan` (floats).
+  [[nodiscard]] const std::map<int64_t, int64_t>& views() const { return views_; }
+
+ private:
+  static fe::ReductionMode_t reduce_mode(spec::ReduceKind k) {
+    switch (k) {
+      case spec::ReduceKind::min: return fe::ReductionMode_t::MIN;
+      case spec::ReduceKind::max: return fe::ReductionMode_t::MAX;
+      case spec::ReduceKind::sum: return fe::ReductionMode_t::ADD;
+      case spec::ReduceKind::mean: return fe::ReductionMode_t::ADD;  // 1/K by the step after
+    }
+    return fe::ReductionMode_t::ADD;
+  }
+
+  // A [1, K, 1, 1] channels-last view of K floats at chan + offset.
+  T channel_view(int64_t offset) {
+    const int64_t uid = kUidChan + offset / chan_.k;
+    views_[uid] = offset;
+    return g_.tensor(fe::graph::Tensor_attributes()
+                         .set_name(fmt::format("chan{}", offset / chan_.k))
+                         .set_uid(uid)
+                         .set_dim({1, chan_.k, 1, 1})
+                         .set_stride({chan_.k, 1, chan_.k, chan_.k})
+                         .set_data_type(fe::DataType_t::FLOAT));
+  }
+
+  T scalar(double value) { return g_.tensor(fe::graph::Tensor_attributes(float(value))); }
+
+  T operand(const spec::Op& op, size_t i) {
+    const std::optional<spec::Operand> a = spec::operand_or_default(op, i);
+    if (!a) throw InputError(fmt::format("op {} lacks operand {}", codegen::op_text(op), i + 1));
+    return a->per_channel ? channel_view(chan_.param_offset(a->param_index)) : scalar(a->value);
+  }
+
+  static fe::graph::Pointwise_attributes attrs(fe::PointwiseMode_t mode) {
+    return fe::graph::Pointwise_attributes().set_mode(mode).set_compute_data_type(fe::DataType_t::FLOAT);
+  }
+  T done(T t) {
+    t->set_data_type(fe::DataType_t::FLOAT);
+    return t;
+  }
+  T pw(fe::PointwiseMode_t mode, T a) { return done(g_.pointwise(a, attrs(mode))); }
+  T pw(fe::PointwiseMode_t mode, T a, T b) { return done(g_.pointwise(a, b, attrs(mode))); }
+
+  T clamp(T v, T lo, T hi) { return pw(fe::PointwiseMode_t::MIN, pw(fe::PointwiseMode_t::MAX, v, lo), hi); }
+  // clamp(v / 6 + 1/2, 0, 1): PyTorch's hardsigmoid, relu6(v + 3) / 6.
+  T hardsigmoid(T v) {
+    const T t = pw(fe::PointwiseMode_t::ADD, pw(fe::PointwiseMode_t::MUL, v, scalar(1.0 / 6.0)), scalar(0.5));
+    return clamp(t, scalar(0.0), scalar(1.0));
+  }
+
+  T apply(const spec::Op& op, T v) {
+    using M = fe::PointwiseMode_t;
+    switch (op.kind) {
+      case spec::OpKind::add: return pw(M::ADD, v, operand(op, 0));
+      case spec::OpKind::sub: return pw(M::SUB, v, operand(op, 0));
+      case spec::OpKind::rsub: return pw(M::ADD, pw(M::NEG, v), operand(op, 0));
+      case spec::OpKind::mul: return pw(M::MUL, v, operand(op, 0));
+      case spec::OpKind::div: return pw(M::DIV, v, operand(op, 0));
+      case spec::OpKind::rdiv: return pw(M::MUL, pw(M::RECIPROCAL, v), operand(op, 0));
+      case spec::OpKind::min: return pw(M::MIN, v, operand(op, 0));
+      case spec::OpKind::max: return pw(M::MAX, v, operand(op, 0));
+      case spec::OpKind::clamp:
+      case spec::OpKind::hardtanh: return clamp(v, operand(op, 0), operand(op, 1));
+      case spec::OpKind::relu: return pw(M::RELU_FWD, v);
+      case spec::OpKind::leaky_relu: {
+        const std::optional<spec::Operand> a = spec::operand_or_default(op, 0);
+        if (!a || a->per_channel) throw InputError("leaky_relu's slope must be a scalar");
+        return done(g_.pointwise(
+            v, attrs(M::RELU_FWD).set_relu_lower_clip(0.0f).set_relu_lower_clip_slope(float(a->value))));
+      }
+      case spec::OpKind::gelu: return pw(M::GELU_FWD, v);
+      case spec::OpKind::gelu_tanh: return pw(M::GELU_APPROX_TANH_FWD, v);
+      case spec::OpKind::tanh: return pw(M::TANH_FWD, v);
+      case spec::OpKind::sigmoid: return pw(M::SIGMOID_FWD, v);
+      case spec::OpKind::silu: return done(g_.pointwise(v, attrs(M::SWISH_FWD).set_swish_beta(1.0f)));
+      case spec::OpKind::mish: return pw(M::MUL, v, pw(M::TANH_FWD, pw(M::SOFTPLUS_FWD, v)));
+      case spec::OpKind::hardswish: return pw(M::MUL, v, hardsigmoid(v));
+      case spec::OpKind::hardsigmoid: return hardsigmoid(v);
+      case spec::OpKind::softplus: {
+        // PyTorch returns x where beta * x > threshold; log1p(exp(beta x)) / beta equals x there
+        // to within 2^-28 relative (threshold 20), so cuDNN's plain softplus stands for both.
+        const std::optional<spec::Operand> beta = spec::operand_or_default(op, 0);
+        if (!beta || beta->per_channel) throw InputError("softplus's beta must be a scalar");
+        return done(g_.pointwise(v, attrs(M::SOFTPLUS_FWD).set_softplus_beta(float(beta->value))));
+      }
+      case spec::OpKind::exp: return pw(M::EXP, v);
+      case spec::OpKind::log: return pw(M::LOG, v);
+      case spec::OpKind::abs: return pw(M::ABS, v);
+      case spec::OpKind::neg: return pw(M::NEG, v);
+      case spec::OpKind::square: return pw(M::MUL, v, v);
+      case spec::OpKind::sqrt: return pw(M::SQRT, v);
+    }
+    throw InputError("an op the cuDNN graph cannot express");
+  }
+
+  fe::graph::Graph& g_;
+  const GraphDesc& d_;
+  codegen::ChanLayout chan_;
+  std::map<int64_t, int64_t> views_;  // uid -> float offset into chan
+};
+
+EngineKey key_of(int64_t engine, const std::unordered_map<fe::KnobType_t, int64_t>& knobs) {
+  EngineKey key;
+  key.engine = engine;
+  for (const auto& [type, value] : knobs) key.knobs.emplace_back(int64_t(type), value);
+  std::sort(key.knobs.begin(), key.knobs.end());
+  return key;
+}
+
+}  // namespace
+
+struct CudnnGraph::Impl {
+  // One frontend graph per set of plans: the heuristics' list, and one per configuration built
+  // from a stored key. A plan is (graph, index in its list).
+  struct Plan {
+    std::shared_ptr<fe::graph::Graph> graph;
+    int64_t index = 0;
+    int64_t workspace = 0;
+    std::string name;
+  };
+
+  cudnnHandle_t handle;
+  GraphDesc desc;
+  std::map<int64_t, int64_t> views;
+  std::map<EngineKey, Plan> plans;
+  std::map<std::string, Plan> named;  // every plan built here, by cuDNN's name for it
+
+  // The heuristics' (A, B) and the fallback list's configurations of a fresh graph, not built.
+  std::shared_ptr<fe::graph::Graph> listed() {
+    auto g = make_graph();
+    check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
+          "every engine configuration (heuristics A, B and fallback)");
+    return g;
+  }
+
+  void run(const Plan& plan, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
+    if (int64_t(workspace_bytes) < plan.workspace)
+      throw Error(ExitCode::failure, fmt::format("cuDNN plan {} needs {} bytes of workspace, got {}", plan.name,
+                                                 plan.workspace, workspace_bytes));
+    const auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+    std::unordered_map<int64_t, void*> pack{{kUidX, ptr(b.x)}, {kUidW, ptr(b.w)}, {kUidOut, ptr(b.out)}};
+    for (const auto& [uid, offset] : views) pack[uid] = ptr(b.chan + CUdeviceptr(4 * offset));
+    check(plan.graph->execute_plan_at_index(handle, pack, ptr(workspace), plan.index), "to run plan " + plan.name);
+  }
+
+  // A fresh graph with the operation graph built. Throws GraphRefused.
+  std::shared_ptr<fe::graph::Graph> make_graph() {
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(fe::DataType_t::FLOAT)
+        .set_intermediate_data_type(fe::DataType_t::FLOAT)
+        .set_compute_data_type(fe::DataType_t::FLOAT);
+    Builder b(*g, desc);
+    const T out = b.build();
+    out->set_output(true).set_uid(kUidOut).set_data_type(fe::DataType_t::FLOAT);
+    if (!desc.problem.reduce || !desc.epilogue) {
+      const spec::Conv& c = desc.problem.conv;
+      const bool nhwc = desc.epilogue || desc.in_layout == spec::Layout::nhwc;
+      out->set_dim({c.n, c.k, c.p(), c.q()})
+          .set_stride(nhwc ? nhwc_strides(c.k, c.p(), c.q())
+                           : std::vector<int64_t>{c.k * c.p() * c.q(), c.p() * c.q(), c.q(), 1});
+    }
+    views = b.views();
+    check(g->validate(), "the graph");
+    check(g->build_operation_graph(handle), "the operation graph");
+    // Strict fp32: no engine that rounds fp32 inputs to TF32 for the tensor cores.
+    if (desc.math == MathMode::fp32) g->deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
+    return g;
+  }
+};
+
+CudnnGraph::CudnnGraph(cudnnHandle_t handle, const GraphDesc& desc) : impl_(std::make_unique<Impl>()) {
+  impl_->handle = handle;
+  impl_->desc = desc;
+  impl_->make_graph();  // refuses early what cuDNN cannot represent
+}
+
+CudnnGraph::~CudnnGraph() = default;
+
+std::vector<GraphEngine> CudnnGraph::engines(size_t most, bool build) {
+  auto g = impl_->listed();
+  const int64_t count = g->get_execution_plan_count();
+  // Runtime-compiled plans take 0.2-1.8 s each to build, one after another below: the pinned
+  // cudnn-frontend (1.32) answers build_plans(ALL, multithreaded) with "not yet supported" and
+  // builds nothing, so a caller that will run only a few asks for `most` or build = false.
+  std::vector<GraphEngine> out;
+  for (int64_t i = 0; i < count && (most == 0 || out.size() < most); ++i) {
+    GraphEngine e;
+    int64_t engine = -1;
+    std::unordered_map<fe::KnobType_t, int64_t> knobs;
+    if (g->get_engine_and_knobs_at_index(i, engine, knobs).is_bad()) continue;
+    e.key = key_of(engine, knobs);
+    (void)g->get_plan_name_at_index(i, e.name);
+    if (e.name.empty()) e.name = codegen::engine_label(e.key);
+    // A knob this frontend cannot name comes back as NOT_SET: such a key cannot build the
+    // same configuration again (seen on the H200: "convert_to_backend_knob_type ... failed"),
+    // and two such configurations may share a key; cuDNN's name tells them apart. PyTorch's
+    // NCHW conv of a 16-channel problem ran one of these (H200, 2026-12-01, call 17).
+    e.by_name_only = knobs.count(fe::KnobType_t::NOT_SET) != 0;
+    if (std::any_of(out.begin(), out.end(), [&](const GraphEngine& o) {
+          return e.by_name_only || o.by_name_only ? o.name == e.name : o.key == e.key;
+        }))
+      continue;
+    if (!build) {
+      e.built = true;  // offered; prepare() builds it when it is first run
+      out.push_back(std::move(e));
+      continue;
+    }
+    fe::error_t built = g->build_plan_at_index(i);
+    e.built = built.is_good();
+    if (!e.built) {
+      e.reason = built.get_message();
+    } else if (g->get_workspace_size_plan_at_index(i, e.workspace).is_bad()) {
+      e.built = false;
+      e.reason = "cuDNN did not report the plan's workspace";
+    }
+    if (e.built) {
+      const Impl::Plan plan{g, i, e.workspace, e.name};
+      if (!e.by_name_only) impl_->plans[e.key] = plan;
+      impl_->named[e.name] = plan;
+    }
+    out.push_back(std::move(e));
+  }
+  if (out.empty()) throw GraphRefused("cuDNN offers no engine configuration for this graph");
+  return out;
+}
+
+int64_t CudnnGraph::prepare(const EngineKey& key) {
+  if (auto it = impl_->plans.find(key); it != impl_->plans.end()) return it->second.workspace;
+  auto g = impl_->make_graph();
+  std::unordered_map<fe::KnobType_t, int64_t> knobs;
+  for (const auto& [type, value] : key.knobs) knobs[fe::KnobType_t(type)] = value;
+  const std::string what = "engine configuration " + codegen::engine_label(key);
+  check(g->create_execution_plan(key.engine, knobs), what);
+  check(g->check_support(), what);
+  check(g->build_plan_at_index(0), what);
+  Impl::Plan plan{g, 0, 0, ""};
+  check(g->get_workspace_size_plan_at_index(0, plan.workspace), what);
+  (void)g->get_plan_name_at_index(0, plan.name);
+  impl_->plans[key] = plan;
+  return plan.workspace;
+}
+
+void CudnnGraph::execute(const EngineKey& key, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
+  (void)prepare(key);
+  impl_->run(impl_->plans.at(key), b, workspace, workspace_bytes);
+}
+
+int64_t CudnnGraph::prepare_named(const std::string& name) {
+  if (auto it = impl_->named.find(name); it != impl_->named.end()) return it->second.workspace;
+  auto g = impl_->listed();
+  const int64_t count = g->get_execution_plan_count();
+  for (int64_t i = 0; i < count; ++i) {
+    std::string n;
+    if (g->get_plan_name_at_index(i, n).is_bad() || n != name) continue;
+    const std::string what = "engine configuration " + name;
+    check(g->build_plan_at_index(i), what);
+    Impl::Plan plan{g, i, 0, name};
+    check(g->get_workspace_size_plan_at_index(i, plan.workspace), what);
+    impl_->named[name] = plan;
+    return plan.workspace;
+  }
+  throw GraphRefused(fmt::format("cuDNN no longer offers the engine configuration {} for this graph", name));
+}
+
+void CudnnGraph::execute_named(const std::string& name, const GraphBuffers& b, CUdeviceptr workspace,
+                               size_t workspace_bytes) {
+  (void)prepare_named(name);
+  impl_->run(impl_->named.at(name), b, workspace, workspace_bytes);
+}
+
+bool CudnnGraph::built(const EngineKey& key) const { return impl_->plans.count(key) != 0; }
+
+std::string CudnnGraph::name(const EngineKey& key) const {
+  if (auto it = impl_->plans.find(key); it != impl_->plans.end() && !it->second.name.empty()) return it->second.name;
+  return codegen::engine_label(key);
+}
+
+}  // namespace fusetune::worker

@@ -1,0 +1,89 @@
+#include "worker/input_draws.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "gpu/cudnn_transform.hpp"
+#include "reference/problem_data.hpp"
+#include "worker/context_lost.hpp"
+
+namespace fusetune::worker {
+
+namespace {
+
+// NCHW -> NHWC on the host, for the KRSC filters (done once per draw, outside anything timed;
+// the inputs, thousands of times larger, are transformed on the GPU).
+std::vector<float> to_nhwc(const std::vector<float>& src, int64_t n, int64_t c, int64_t hw) {
+  std::vector<float> dst(src.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* s = src.data() + (i * c + ch) * hw;
+      float* d = dst.data() + i * c * hw + ch;
+      for (int64_t p = 0; p < hw; ++p) d[p * c] = s[p];
+    }
+  return dst;
+}
+
+gpu::DeviceBuffer upload(const std::vector<float>& host) {
+  gpu::DeviceBuffer b(std::max<size_t>(4, 4 * host.size()));
+  if (!host.empty()) b.upload(std::span<const float>(host));
+  return b;
+}
+
+}  // namespace
+
+InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn,
+                       uint64_t seed, int count, protocol::InputRange inputs, CUstream s)
+    : problem_(problem) {
+  const auto& c = problem.conv;
+  for (int d = 0; d < count; ++d) {
+    // Weights and per-channel vectors come from the host generator (it places conv biases on
+    // the epilogue's thresholds in the later draws); they depend only on (seed, K, C, R, S),
+    // so a one-image copy of the problem keeps the host work small. x is drawn on the device.
+    // A wide-range draw (accuracy tests, small shapes) is all drawn on the host.
+    spec::Problem small = problem;
+    small.conv.n = 1;
+    const auto host = inputs == protocol::InputRange::wide
+                          ? reference::make_wide_range_data(problem, seed + uint64_t(d))
+                          : reference::make_problem_data(small, seed + uint64_t(d), d == 0 ? 0.0 : 0.5);
+    Draw dr;
+    const size_t x_elems = size_t(c.input_elems());
+    if (inputs == protocol::InputRange::wide) {
+      dr.x_nchw = upload(host.x);
+    } else {
+      dr.x_nchw = gpu::DeviceBuffer(4 * x_elems);
+      ref.fill_uniform(dr.x_nchw.ptr(), x_elems, (seed + uint64_t(d)) * 0x9E3779B97F4A7C15ull, 0.0f, 1.0f, s);
+    }
+    dr.w = upload(host.w);
+    dr.w_krsc = upload(to_nhwc(host.w, c.k, c.c, c.r * c.s));
+    dr.chan = upload(host.chan);
+    dr.x_nhwc = gpu::DeviceBuffer(4 * x_elems);
+    gpu::transform_layout(cudnn, dr.x_nchw.ptr(), spec::Layout::nchw, dr.x_nhwc.ptr(), spec::Layout::nhwc, c.n, c.c,
+                          c.h, c.w);
+    dr.answer = ref.compute(dr.x_nchw.ptr(), dr.w.ptr(), host.chan.empty() ? 0 : dr.chan.ptr(), true, s);
+    sync_or_lose(fmt::format("input draw {}", d));
+    draws_.push_back(std::move(dr));
+  }
+}
+
+CUdeviceptr InputDraws::input(int d, codegen::BufferKind kind) const {
+  const Draw& dr = draw(d);
+  switch (kind) {
+    case codegen::BufferKind::input: return problem_.conv.in == spec::Layout::nhwc ? dr.x_nhwc.ptr() : dr.x_nchw.ptr();
+    case codegen::BufferKind::filters: return dr.w.ptr();
+    case codegen::BufferKind::channels: return dr.chan.ptr();
+    case codegen::BufferKind::scratch: break;
+  }
+  throw Error(ExitCode::failure, "InputDraws::input: a scratch buffer is not an input");
+}
+
+double InputDraws::bytes_needed(const spec::Problem& problem, MathMode math, int count) {
+  const auto& c = problem.conv;
+  const double inputs = 4.0 * (2.0 * double(c.input_elems()) + 2.0 * double(c.weight_elems()) +
+                               double(reference::chan_elems(problem)) + 1);
+  return count * (inputs + double(reference::GpuReference::answer_bytes(problem, math, true)));
+}
+
+}  // namespace fusetune::worker

@@ -1,0 +1,48 @@
+#pragma once
+// The worker's inputs: `count` independent draws of x, the filters and the per-channel vectors
+// (or, for accuracy tests, draws of wide range: protocol.hpp's protocol::InputRange)
+// (the second and later draws put conv biases on the epilogue's thresholds), their
+// channels-last copies (for cuDNN's NHWC algorithm search), and the float64 reference answer
+// of each: the problem's output and the conv alone, with the math mode's bounds.
+#include <cuda.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/variant.hpp"
+#include "common/math_mode.hpp"
+#include "gpu/cudnn_handle.hpp"
+#include "gpu/device_buffer.hpp"
+#include "reference/gpu_reference.hpp"
+#include "spec/problem.hpp"
+#include "protocol/protocol.hpp"
+
+namespace fusetune::worker {
+
+struct Draw {
+  gpu::DeviceBuffer x_nchw, x_nhwc;  // the input in both layouts
+  gpu::DeviceBuffer w, w_krsc;       // (K, C, R, S) and (K, R, S, C)
+  gpu::DeviceBuffer chan;            // [bias][param 0]..., at least 4 bytes
+  reference::RefAnswer answer;
+};
+
+class InputDraws {
+ public:
+  // cudnn: on stream s (it makes the channels-last copies of x).
+  InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn, uint64_t seed,
+             int count, protocol::InputRange inputs, CUstream s);
+
+  [[nodiscard]] int count() const { return int(draws_.size()); }
+  [[nodiscard]] const Draw& draw(int d) const { return draws_.at(size_t(d)); }
+  // The device buffer a plan's input buffer of this kind binds to in draw d.
+  [[nodiscard]] CUdeviceptr input(int d, codegen::BufferKind kind) const;
+
+  // Device memory the draws take (inputs and answers), for the "does it fit" check.
+  [[nodiscard]] static double bytes_needed(const spec::Problem& problem, MathMode math, int count);
+
+ private:
+  spec::Problem problem_;
+  std::vector<Draw> draws_;
+};
+
+}  // namespace fusetune::worker
