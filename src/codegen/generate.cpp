@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "codegen/candidates.hpp"
 #include "codegen/generate_parts.hpp"
 #include "codegen/planted.hpp"
 #include "common/error.hpp"
@@ -37,11 +38,10 @@ std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::
                                        const GenerateOptions& options) {
   check_problem(problem);
   const Shape s = shape_of(problem);
-  std::vector<Variant> all = generate_unfused(problem, s, options);
-  for (auto& v : generate_cudnn(problem, s, options)) all.push_back(std::move(v));
-  for (auto& v : generate_epilogue(problem, s, limits, options)) all.push_back(std::move(v));
-  for (auto& v : generate_fused_conv(problem, s, limits, options)) all.push_back(std::move(v));
-  for (auto& v : generate_cudnn_fused(problem, s, options)) all.push_back(std::move(v));
+  std::vector<Variant> all;
+  const GenerateInput in{problem, s, limits, options};
+  for (const CandidateInfo& c : candidate_table())
+    for (auto& v : c.generate(in)) all.push_back(std::move(v));
   for (auto& v : planted_variants(problem, all, options.plant)) all.push_back(std::move(v));
 
   // Names are the variants' identity everywhere (database, CLI): a clash is a codegen bug.

@@ -5,35 +5,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/candidates.hpp"
+
 namespace fusetune::codegen {
 
-std::string_view candidate_name(Candidate c) {
-  switch (c) {
-    case Candidate::unfused: return "unfused";
-    case Candidate::cudnn: return "cudnn";
-    case Candidate::epilogue: return "epilogue";
-    case Candidate::fused_conv: return "fused-conv";
-    case Candidate::cudnn_fused: return "cudnn-fused";
-  }
-  return "?";
-}
+std::string_view candidate_name(Candidate c) { return candidate_info(c).name; }
 
 std::optional<Candidate> candidate_from_name(std::string_view name) {
-  for (Candidate c : kCandidates)
-    if (candidate_name(c) == name) return c;
+  if (const CandidateInfo* row = candidate_info(name)) return row->id;
   return std::nullopt;
 }
 
-Role role_of(Candidate c) {
-  switch (c) {
-    case Candidate::unfused: return Role::baseline;
-    case Candidate::cudnn: return Role::floor;
-    case Candidate::epilogue: return Role::solution;
-    case Candidate::fused_conv: return Role::solution;
-    case Candidate::cudnn_fused: return Role::solution;
-  }
-  return Role::solution;
-}
+Role role_of(Candidate c) { return candidate_info(c).role; }
 
 std::string_view role_name(Role r) {
   switch (r) {

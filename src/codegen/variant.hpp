@@ -18,11 +18,11 @@
 
 namespace fusetune::codegen {
 
-// Which candidate made a variant (README, "Candidates"). A new one goes here and in kCandidates;
-// the compiler then names the switches that must place it (candidate_name, role_of).
+// Which candidate made a variant (README, "Candidates"). Everything else about a candidate (its
+// name, role, generator, colour, export rules) is its row in the registry, codegen/candidates.hpp.
+// kCandidateCount follows the last value: the registry test checks that each value has a row.
 enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused };
-inline constexpr Candidate kCandidates[] = {Candidate::unfused, Candidate::cudnn, Candidate::epilogue,
-                                            Candidate::fused_conv, Candidate::cudnn_fused};
+inline constexpr int kCandidateCount = int(Candidate::cudnn_fused) + 1;
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it

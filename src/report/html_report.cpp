@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/candidates.hpp"
 #include "codegen/variant.hpp"
 #include "common/terminal_text.hpp"
 #include "report/figures.hpp"
@@ -81,8 +82,8 @@ std::vector<svg::LegendEntry> legend_for(const std::vector<const db::ResultRecor
   const auto present = [&](std::string_view name) {
     return std::any_of(rows.begin(), rows.end(), [&](const auto* r) { return r->candidate == name; });
   };
-  for (const auto c : codegen::kCandidates)
-    if (present(codegen::candidate_name(c))) names.emplace_back(codegen::candidate_name(c));
+  for (const codegen::CandidateInfo& c : codegen::candidate_table())
+    if (present(c.name)) names.emplace_back(c.name);
   for (const auto* r : rows)
     if (!codegen::candidate_from_name(r->candidate) && std::find(names.begin(), names.end(), r->candidate) == names.end())
       names.push_back(r->candidate);

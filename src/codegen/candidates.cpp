@@ -1,0 +1,55 @@
+#include "codegen/candidates.hpp"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "codegen/generate_parts.hpp"
+
+namespace fusetune::codegen {
+
+namespace {
+
+std::vector<Variant> unfused(const GenerateInput& in) { return generate_unfused(in.problem, in.shape, in.options); }
+std::vector<Variant> cudnn(const GenerateInput& in) { return generate_cudnn(in.problem, in.shape, in.options); }
+std::vector<Variant> epilogue(const GenerateInput& in) {
+  return generate_epilogue(in.problem, in.shape, in.limits, in.options);
+}
+std::vector<Variant> fused_conv(const GenerateInput& in) {
+  return generate_fused_conv(in.problem, in.shape, in.limits, in.options);
+}
+std::vector<Variant> cudnn_fused(const GenerateInput& in) {
+  return generate_cudnn_fused(in.problem, in.shape, in.options);
+}
+
+// The registry. Colours: tests/report_screenshot.py counts bars by their fill, so none may equal
+// a reference line's colour or a plot tint (report/palette.hpp); the registry test checks that.
+constexpr std::array kTable = {
+    CandidateInfo{.id = Candidate::unfused, .name = "unfused", .role = Role::baseline, .colour = "#9aa5b1",
+                  .generate = unfused},
+    CandidateInfo{.id = Candidate::cudnn, .name = "cudnn", .role = Role::floor, .colour = "#a1887f", .generate = cudnn},
+    CandidateInfo{.id = Candidate::epilogue, .name = "epilogue", .role = Role::solution, .colour = "#3f7fbf",
+                  .generate = epilogue},
+    CandidateInfo{.id = Candidate::fused_conv, .name = "fused-conv", .role = Role::solution, .colour = "#e8873a",
+                  .generate = fused_conv},
+    CandidateInfo{.id = Candidate::cudnn_fused, .name = "cudnn-fused", .role = Role::solution, .colour = "#4c9f5a",
+                  .generate = cudnn_fused, .engines_at_run_time = true, .runs_in_torch = false},
+};
+
+}  // namespace
+
+std::span<const CandidateInfo> candidate_table() { return kTable; }
+
+const CandidateInfo& candidate_info(Candidate c) {
+  for (const CandidateInfo& row : kTable)
+    if (row.id == c) return row;
+  throw std::logic_error("candidate " + std::to_string(int(c)) + " has no row in the registry (codegen/candidates.cpp)");
+}
+
+const CandidateInfo* candidate_info(std::string_view name) {
+  for (const CandidateInfo& row : kTable)
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+}  // namespace fusetune::codegen

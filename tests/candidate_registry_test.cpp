@@ -1,0 +1,87 @@
+// The candidate registry (codegen/candidates.hpp) is the one place that knows the candidates:
+// these tests fail when a Candidate value has no row, when rows clash, or when a row's facts
+// disagree with what its generator makes.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "codegen/candidates.hpp"
+#include "codegen/cudnn_engine.hpp"
+#include "codegen/generate.hpp"
+#include "gpu/device_limits.hpp"
+#include "report/palette.hpp"
+#include "spec/parser.hpp"
+
+namespace fusetune::codegen {
+namespace {
+
+TEST(CandidateRegistry, EveryValueHasExactlyOneRow) {
+  ASSERT_EQ(candidate_table().size(), size_t(kCandidateCount));
+  for (int i = 0; i < kCandidateCount; ++i) {
+    int rows = 0;
+    for (const auto& row : candidate_table()) rows += int(row.id) == i;
+    EXPECT_EQ(rows, 1) << "Candidate value " << i;
+    EXPECT_EQ(candidate_info(Candidate(i)).id, Candidate(i));
+  }
+}
+
+TEST(CandidateRegistry, NamesAreUniqueWordsThatRoundTrip) {
+  std::set<std::string_view> names;
+  for (const auto& row : candidate_table()) {
+    EXPECT_TRUE(std::regex_match(std::string(row.name), std::regex("[a-z][a-z0-9-]*"))) << row.name;
+    EXPECT_TRUE(names.insert(row.name).second) << "two rows named " << row.name;
+    EXPECT_EQ(candidate_from_name(row.name), row.id);
+    EXPECT_EQ(candidate_name(row.id), row.name);
+    ASSERT_NE(candidate_info(row.name), nullptr);
+  }
+  EXPECT_EQ(candidate_info("no-such-candidate"), nullptr);
+}
+
+TEST(CandidateRegistry, ColoursAreDistinctFromEachOtherAndFromTheReportsLinesAndTints) {
+  namespace pal = report::palette;
+  const std::set<std::string_view> reserved = {pal::kUnfused,    pal::kConvFloor,     pal::kRoofline,  pal::kWinner,
+                                               pal::kCopy,       pal::kBound,         pal::kParamBar,  pal::kTimesTint,
+                                               pal::kBandwidthTint, pal::kParamsTint, pal::kErrorTint, pal::kRelL2Tint};
+  std::set<std::string_view> colours;
+  for (const auto& row : candidate_table()) {
+    EXPECT_TRUE(std::regex_match(std::string(row.colour), std::regex("#[0-9a-f]{6}"))) << row.name;
+    EXPECT_TRUE(colours.insert(row.colour).second) << row.name << " repeats a colour";
+    EXPECT_EQ(reserved.count(row.colour), 0u) << row.name << "'s colour is a reference line's or a tint";
+    EXPECT_EQ(pal::candidate_color(row.name), row.colour);
+  }
+}
+
+TEST(CandidateRegistry, RolesHaveOneBaselineAndAFloor) {
+  int baselines = 0, floors = 0;
+  for (const auto& row : candidate_table()) {
+    baselines += row.role == Role::baseline;
+    floors += row.role == Role::floor;
+    EXPECT_EQ(role_of(row.id), row.role);
+  }
+  EXPECT_EQ(baselines, 1);  // every speedup is measured against the one baseline
+  EXPECT_GE(floors, 1);
+}
+
+// Each row's generator makes variants of its own candidate (and only those), in table order, and
+// the run-time expansion rule matches what it makes: templates without an engine configuration.
+TEST(CandidateRegistry, GeneratorsMakeTheirOwnCandidatesInTableOrder) {
+  const auto p = spec::parse("conv2d(n=2,c=32,h=18,w=18,k=64,r=3,s=3) | min(0.5) | add(param[k]) | mul(2.0)");
+  const auto limits = *gpu::limits_for_arch("sm_90");
+  const auto all = generate_variants(p, limits);
+  size_t pos = 0;
+  for (const auto& row : candidate_table()) {
+    size_t made = 0;
+    for (; pos < all.size() && all[pos].candidate == row.id; ++pos, ++made) {
+      if (row.engines_at_run_time) {
+        EXPECT_FALSE(engine_of(all[pos])) << all[pos].name;
+      }
+    }
+    EXPECT_GT(made, 0u) << row.name << " made no variant for a problem every candidate covers";
+  }
+  EXPECT_EQ(pos, all.size()) << "a variant out of table order: " << (pos < all.size() ? all[pos].name : "");
+}
+
+}  // namespace
+}  // namespace fusetune::codegen
