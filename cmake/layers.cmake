@@ -10,6 +10,10 @@
 #    with the file, the line and the allowed list, before anything compiles.
 # The declared order is written out once, in CMakeLists.txt, and quoted in the README.
 set(FUSETUNE_LAYERS "" CACHE INTERNAL "layers declared so far, lowest first")
+# Where the layers' folders are (tests/layering/ points it at its fixtures).
+if(NOT DEFINED FUSETUNE_LAYER_ROOT)
+  set(FUSETUNE_LAYER_ROOT ${CMAKE_SOURCE_DIR}/src)
+endif()
 
 function(fusetune_layer name)
   cmake_parse_arguments(L "" "" "DEPS;SOURCES;LIBS;ALSO_INCLUDES" ${ARGN})
@@ -20,9 +24,9 @@ function(fusetune_layer name)
     endif()
   endforeach()
 
-  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.cpp)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${FUSETUNE_LAYER_ROOT}/${name}/*.cpp)
   list(FILTER sources EXCLUDE REGEX ".*/src/cli/main\\.cpp$")
-  file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.hpp)
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS ${FUSETUNE_LAYER_ROOT}/${name}/*.hpp)
   set(allowed ${name} ${L_DEPS} ${L_ALSO_INCLUDES})
   foreach(f ${sources} ${headers})
     file(STRINGS ${f} includes REGEX "^#include \"[a-z_]+/")
@@ -37,7 +41,7 @@ function(fusetune_layer name)
   endforeach()
 
   add_library(ft_${name} STATIC ${sources} ${L_SOURCES})
-  target_include_directories(ft_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
+  target_include_directories(ft_${name} PUBLIC ${FUSETUNE_LAYER_ROOT})
   target_include_directories(ft_${name} SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_options(ft_${name} PRIVATE ${FUSETUNE_WARNINGS})
   set(dep_targets "")
