@@ -63,8 +63,9 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   add_problem_args(cmd, args.problem);
   cmd->add_option("--spec-file", args.spec_file,
                   "tune every problem of FILE: one spec or preset name a line, # comments (README: \"Sweeps\")");
-  cmd->add_option("--shard", args.shard,
-                  "I/N: this process's share (0 <= I < N): of --spec-file's problems, else of the problem's variants")
+  cmd->add_option_function<std::string>(
+         "--shard", [&args](const std::string& v) { args.shard = tune::parse_shard(v); },
+         "I/N: this process's share (0 <= I < N): of --spec-file's problems, else of the problem's variants")
       ->check(shard_spec());
   cmd->add_option("--math", args.math, "tf32 (default, PyTorch's cuDNN default) | fp32 (strict IEEE products)")
       ->check(CLI::IsMember({"tf32", "fp32"}))
@@ -84,9 +85,10 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--jobs,-j", args.jobs, "parallel NVRTC compiles (default: all cores)")
       ->check(integer_in(1, kMaxJobs));
   auto* device = cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
-  cmd->add_option("--devices", args.devices,
-                  "0,1,... or all: one worker per GPU, the solutions' first passes spread over them (README: \"Several "
-                  "GPUs\")")
+  cmd->add_option_function<std::string>(
+         "--devices", [&args](const std::string& v) { args.devices = parse_device_list(v); },
+         "0,1,... or all: one worker per GPU, the solutions' first passes spread over them (README: \"Several "
+         "GPUs\")")
       ->check(device_list())
       ->excludes(device);
   add_output_args(cmd, args.out, "one row per variant");
@@ -116,8 +118,7 @@ std::string worker_exe() {
 // The GPU that runs everything but the solutions' first passes: --device, or --devices' first.
 int first_device(const TuneArgs& args) {
   if (!args.devices) return args.device;
-  const auto list = parse_device_list(*args.devices);
-  return list && !list->all ? list->ordinals.front() : 0;
+  return args.devices->all ? 0 : args.devices->ordinals.front();
 }
 
 // The key of the device description kept between runs (tune/device_cache.hpp).
@@ -135,9 +136,8 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   opt.math = *parse_math_mode(args.math);
   opt.device = first_device(args);
   if (args.devices) {
-    const auto list = parse_device_list(*args.devices);  // checked while parsing
-    opt.all_devices = list && list->all;
-    if (list && !list->all) opt.more_devices.assign(list->ordinals.begin() + 1, list->ordinals.end());
+    opt.all_devices = args.devices->all;
+    if (!args.devices->all) opt.more_devices.assign(args.devices->ordinals.begin() + 1, args.devices->ordinals.end());
   }
   opt.jobs = args.jobs;
   if (!args.no_compile_cache) opt.compile_cache_dir = tune::compile_cache_dir_for(db_path).string();
@@ -262,8 +262,7 @@ int run_tune(const TuneArgs& args) {
   std::FILE* human = args.out.human_on_stdout() ? stdout : stderr;
   // Input first (the whole list of a sweep), then the database (a bad file is exit 2), then the
   // GPU (exit 3): a mistake on line 40 of a sweep is found before the GPU is touched.
-  std::optional<tune::Shard> shard;
-  if (args.shard) shard = tune::parse_shard(*args.shard);  // checked while parsing the command line
+  const std::optional<tune::Shard>& shard = args.shard;
   std::vector<spec::ListedProblem> list;
   if (args.spec_file) {
     if (args.problem.spec || args.problem.preset)

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli/output_args.hpp"
+#include "cli/validators.hpp"
+#include "tune/shard.hpp"
 
 namespace CLI { class App; }
 
@@ -33,7 +35,7 @@ int run_compile(const CompileArgs& args);
 struct TuneArgs {
   ProblemArgs problem;
   std::optional<std::string> spec_file;  // a sweep: one problem a line
-  std::optional<std::string> shard;      // "I/N", checked by shard_spec() while parsing
+  std::optional<tune::Shard> shard;      // --shard I/N, parsed (and checked) once, while parsing
   std::string math = "tf32";
   // "" (the default): the guided search, `model` (on the H200, 2026-12-02, call 51, it found
   // exhaustive's winner, or one within its noise, on both presets and two more problems,
@@ -45,7 +47,7 @@ struct TuneArgs {
   double time_budget_s = 0;
   unsigned jobs = 0;
   int device = 0;
-  std::optional<std::string> devices;  // --devices LIST|all, checked by device_list() while parsing
+  std::optional<DeviceList> devices;  // --devices LIST|all, parsed (and checked) once, while parsing
   std::string db;
   bool force = false;
   bool all = false;
