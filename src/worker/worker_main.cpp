@@ -14,9 +14,9 @@
 #include "common/error.hpp"
 #include "gpu/device.hpp"
 #include "gpu/driver_api.hpp"
-#include "protocol/limits_json.hpp"
-#include "worker/context_lost.hpp"
 #include "protocol/protocol.hpp"
+#include "protocol/replies.hpp"
+#include "worker/context_lost.hpp"
 #include "worker/session.hpp"
 
 namespace fusetune::worker {
@@ -53,10 +53,14 @@ int worker_main() {
       const auto req = nlohmann::json::parse(line);
       const std::string cmd = req.at("cmd");
       if (cmd == "device") {
-        const auto info = gpu::query_device(req.value("device", 0));
-        reply = {{"limits", protocol::limits_to_json(info.limits)}, {"name", info.name}, {"total_mem", info.total_mem},
-                 {"driver_version", info.driver_version}, {"driver", gpu::driver_version_string()},
-                 {"pci_bus_id", info.pci_bus_id}, {"count", gpu::device_count()}};
+        const auto info = gpu::query_device(protocol::device_request_from_json(req).device);
+        reply = to_json(protocol::DeviceReply{.limits = info.limits,
+                                              .name = info.name,
+                                              .total_mem = info.total_mem,
+                                              .driver_version = info.driver_version,
+                                              .driver = gpu::driver_version_string(),
+                                              .pci_bus_id = info.pci_bus_id,
+                                              .count = gpu::device_count()});
       } else if (cmd == "setup") {
         session.reset();
         const auto t0 = Clock::now();
@@ -82,12 +86,12 @@ int worker_main() {
       }
     } catch (const ContextLost& e) {
       // The context is gone for good; report and let the tuner start a fresh worker.
-      send(out, {{"status", "faulted"}, {"reason", e.reason}});
+      send(out, to_json(protocol::FaultReply{e.reason}));
       std::_Exit(3);
     } catch (const Error& e) {
-      reply = {{"error", e.what()}, {"exit_code", int(e.code())}};
+      reply = to_json(protocol::ErrorReply{e.what(), e.code()});
     } catch (const std::exception& e) {
-      reply = {{"error", e.what()}, {"exit_code", int(ExitCode::failure)}};
+      reply = to_json(protocol::ErrorReply{e.what(), ExitCode::failure});
     }
     send(out, reply);
   }
