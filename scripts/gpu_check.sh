@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -18,32 +18,20 @@
 #                example model and the two KernelBench models, patched and timed)
 #   HARNESS_CONFIGS  configurations for bench/fused_conv/run_harness.sh (step harness; default
 #                bench/fused_conv/configs-diag.txt), run beside nvidia-smi
+#   COLD_PRESETS, COLD_RUNS, COLD_BINS  step cold (not in all): traced cold tunes (fresh database, compile
+#                cache and CUDA_CACHE_PATH) of each preset (default kernelbench-31 kernelbench-32), COLD_RUNS
+#                times (default 2), each binary of COLD_BINS in turn (default build/fusetune; name an older
+#                build's fusetune too for an A/B in one call); wall times in tune-time.txt, phases.txt
+# Where the environment differs from the defaults (cuDNN, the built source folder, $OUT, the database),
+# see scripts/lib/gpu_common.sh.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT="${OUT:-/tmp/fusetune-out}"
-R="$OUT/run"
-mkdir -p "$R"
-export FUSETUNE_DB="${FUSETUNE_DB:-/tmp/fusetune-db/tuning.db}"
-mkdir -p "$(dirname "$FUSETUNE_DB")"
-# The carried binaries, where a build would have put them.
-if [ -d .gpu ]; then mkdir -p build && cp -f .gpu/fusetune .gpu/*_test build/ 2>/dev/null; fi
-# Paths baked into the binaries (test data, the worker) point at the dev checkout.
-if [ "$(pwd)" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$(pwd)" /work/main; fi
-# Prefer the cuDNN that PyTorch ships (9.19, what the targets were measured with) over the system's.
-venv_cudnn=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
-[ -d "$venv_cudnn" ] && export LD_LIBRARY_PATH="$venv_cudnn:${LD_LIBRARY_PATH:-}"
-# Libraries the image may lack; last, so the image's win.
-[ -d .gpu/lib ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:$(pwd)/.gpu/lib"
-# A dump of an earlier call's database (.gpu/h200-prev.jsonl), imported into a fresh one: a
-# second call on a new machine starts from the first one's winners.
-if [ -f .gpu/h200-prev.jsonl ] && [ ! -f "$FUSETUNE_DB" ]; then
-  build/fusetune db import .gpu/h200-prev.jsonl > "$R/db-import.txt" 2>&1 || cat "$R/db-import.txt"
-fi
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(all)
-want() { for s in "${steps[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
-pack() { tar czf "$OUT/run.tgz" -C "$OUT" run 2>/dev/null; }
+cd "$(dirname "$0")/.." || exit 1
+# The set-up every GPU-side script shares: $OUT and $R, the carried binaries, the link to the source
+# folder they were built in, cuDNN's and the carried libraries' LD_LIBRARY_PATH, the database; and
+# stamp/pack/want/cold_tune/tune_phases (scripts/lib/gpu_common.sh lists its variables).
+source scripts/lib/gpu_common.sh
+gpu_setup "$@"
 rc=0
-stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 if want tests; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$R/nvidia-smi.txt"
@@ -198,6 +186,20 @@ fi
 if want profile; then
   stamp "eager profile"
   PYTHONUNBUFFERED=1 python3 bench/eager_profile.py --benchmark 1 > "$R/eager-profile.md" 2>&1
+  pack
+fi
+# Not part of all: the cold-tune timing most calls since call 76 ran by hand.
+if [[ " ${GPU_STEPS[*]} " == *" cold "* ]]; then
+  for i in $(seq 1 "${COLD_RUNS:-2}"); do
+    for p in ${COLD_PRESETS:-kernelbench-31 kernelbench-32}; do
+      b=0
+      for bin in ${COLD_BINS:-build/fusetune}; do
+        b=$((b + 1)); stamp "cold tune $p, run $i, binary $b ($bin)"
+        cold_tune "$bin" "$p-b$b-$i" --preset "$p" || rc=1
+      done
+    done
+  done
+  tune_phases "$R/cold" > "$R/phases.txt"
   pack
 fi
 exit $rc
