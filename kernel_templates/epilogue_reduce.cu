@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(FT_TX * FT_CSPLIT)
 
   float acc[FT_VEC];
 #pragma unroll
-  for (int j = 0; j < FT_VEC; ++j) acc[j] = ft_reduce_init();
+  for (int j = 0; j < FT_VEC; ++j) acc[j] = FT_REDUCE_INIT();
 
   if (pq < FT_PQ) {
     const float* src = y + (ft_index)n * FT_K * FT_PQ + pq;

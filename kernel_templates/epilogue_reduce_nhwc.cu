@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(FT_BLOCK)
 
   // Every lane takes part in the shuffles below, so a group past the last pixel keeps the
   // identity instead of returning early.
-  float acc = ft_reduce_init();
+  float acc = FT_REDUCE_INIT();
   if (p < kPixels) {
     const float* src = y + p * FT_K + lane * FT_VEC;
     constexpr int kSpan = FT_LANES * FT_VEC;  // channels a group covers with one load each

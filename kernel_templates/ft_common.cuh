@@ -75,6 +75,26 @@ __device__ __forceinline__ bool ft_plant_skips_channel(int k) {
   return false;
 #endif
 }
+// FT_PLANT_REDUCE_INIT: the channel reduction starts from 0 instead of its identity (+inf for
+// min, -inf for max): right only where the result has the sign 0 loses to. FT_PLANT_DROP_LAST_TILE:
+// the fused convs leave their last column (output-channel) tile out of the reduction.
+#if defined(FT_PLANT_REDUCE_INIT)
+#define FT_REDUCE_INIT() 0.0f
+#else
+#define FT_REDUCE_INIT() ft_reduce_init()
+#endif
+// FT_PLANT_HALO_EDGE: the fused convs' input bounds check is off by one row at the image's
+// bottom edge (its last row reads as zero padding).
+#if defined(FT_PLANT_HALO_EDGE)
+#define FT_PLANT_H (FT_H - 1)
+#else
+#define FT_PLANT_H FT_H
+#endif
+#if defined(FT_PLANT_DROP_LAST_TILE)
+#define FT_PLANT_TILE_IN(nt) ((nt) != FT_NT - 1)
+#else
+#define FT_PLANT_TILE_IN(nt) true
+#endif
 #if defined(FT_PLANT_CHAIN_TWICE) && FT_PLANT_CHAIN_TWICE
 #define FT_PLANT_CHAIN(fn, x, k, chan) ((k) == 0 ? fn(fn(x, k, chan), k, chan) : fn(x, k, chan))
 #else

@@ -296,9 +296,13 @@ __device__ __forceinline__ void ft_fence_proxy_async() { __trap(); }
 // fp32 -> TF32, round to nearest (ties away), as cuDNN and cuBLAS round; wgmma itself would
 // truncate the low 13 bits, which doubles the worst error the TF32 rule allows.
 __device__ __forceinline__ float ft_tf32(float v) {
+#if defined(FT_PLANT_TRUNCATE_TF32)
+  return __uint_as_float(__float_as_uint(v) & 0xffffe000u);  // test-only planted bug: truncation (cvt.rz)
+#else
   unsigned u;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(v));
   return __uint_as_float(u);
+#endif
 }
 
 #endif  // FT_WGMMA_CUH

@@ -113,7 +113,16 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
   if (i >= (long long)FT_KN_PAD * FT_KG_PAD) return;
   const int n = (int)(i / FT_KG_PAD);
   const int kk = (int)(i % FT_KG_PAD);
+#if defined(FT_PLANT_SKIP_CHUNK)
+  // test-only planted bug: the last 32-wide K tile of the filters is zeroed (a skipped chunk)
+  wpack[i] = (n < FT_K && kk < FT_KG && kk < (FT_KT - 1) * FT_BK) ? ft_tf32(w[(long long)n * FT_KG + kk]) : 0.0f;
+#elif defined(FT_PLANT_WRONG_FILTER)
+  // test-only planted bug: the last tap of every channel carries the filter of its first tap
+  const int kw = kk % FT_RS == FT_RS - 1 ? kk - (FT_RS - 1) : kk;
+  wpack[i] = (n < FT_K && kk < FT_KG) ? ft_tf32(w[(long long)n * FT_KG + kw]) : 0.0f;
+#else
   wpack[i] = (n < FT_K && kk < FT_KG) ? ft_tf32(w[(long long)n * FT_KG + kk]) : 0.0f;
+#endif
 }
 
 // Offset of filter tap kk (in (c, r, s) order) from a pixel's window origin, and its row and
@@ -206,7 +215,7 @@ __device__ __forceinline__ void ft_produce(const float* __restrict__ x, const fl
       for (int i = 0; i < kRows; ++i) {
         const int ih = ih0[i] + tap.dr;
         const int iw = iw0[i] + tap.ds;
-        const bool ok = (unsigned)ih < (unsigned)FT_H && (unsigned)iw < (unsigned)FT_W;
+        const bool ok = (unsigned)ih < (unsigned)FT_PLANT_H && (unsigned)iw < (unsigned)FT_W;
         const float* src = ok ? x + row_off[i] + tap.off : x;
 #ifndef FT_PROFILE_NO_A
         ft_cp_async4(a_s + ft_sw128((t >> 5) * 8 + rr + 8 * (FT_PTHREADS / 32) * i, kq + 4 * j), src, ok);
@@ -256,7 +265,7 @@ __device__ __forceinline__ void ft_load_stage(ft_stage_regs& r, const float* __r
     for (int i = 0; i < FT_PROWS; ++i) {
       const int ih = ih0[i] + tap.dr;
       const int iw = iw0[i] + tap.ds;
-      const bool ok = (unsigned)ih < (unsigned)FT_H && (unsigned)iw < (unsigned)FT_W;
+      const bool ok = (unsigned)ih < (unsigned)FT_PLANT_H && (unsigned)iw < (unsigned)FT_W;
       r.a[j][i] = ok ? __ldg(x + row_off[i] + tap.off) : 0.0f;
     }
   }
@@ -379,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const int row0 = 16 * warp + g;  // this thread's accumulator rows: row0 and row0 + 8
 #if FT_REDUCE
   (void)epi_all;
-  float red0 = ft_reduce_init(), red1 = ft_reduce_init();
+  float red0 = FT_REDUCE_INIT(), red1 = FT_REDUCE_INIT();
 #endif
 
   float acc[FT_BN / 2];
@@ -391,7 +400,13 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       const int stage = it % FT_STAGES;
       ft_mbar_wait(full0 + 8 * stage, (it / FT_STAGES) & 1);
       const unsigned a_s = smem0 + stage * FT_STAGE_BYTES + c * 64 * 128;
+#if defined(FT_PLANT_STALE_STAGE)
+      // test-only planted bug: the last K tile reads the previous stage's filter tile (retired by
+      // the full wait below before that stage goes back: deterministic)
+      const unsigned b_s = smem0 + ((kt == FT_KT - 1 && kt > 0) ? (it - 1) % FT_STAGES : stage) * FT_STAGE_BYTES + FT_A_BYTES;
+#else
       const unsigned b_s = smem0 + stage * FT_STAGE_BYTES + FT_A_BYTES;
+#endif
       ft_wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < FT_BK / 8; ++ks) {
@@ -400,6 +415,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
       }
       ft_wgmma_commit();
+#if defined(FT_PLANT_STALE_STAGE)
+      if (kt == FT_KT - 1) ft_wgmma_wait<0>();
+#endif
       // The previous stage's MMAs are done once at most this stage's group is pending.
       ft_wgmma_wait<1>();
       if (kt > 0 && lane == 0) ft_mbar_arrive(empty0 + 8 * ((it - 1) % FT_STAGES));
@@ -413,7 +431,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int k = nt * FT_BN + 8 * i + 2 * tq + h;
-        if (k < FT_K && !ft_plant_skips_channel(k)) {
+        if (k < FT_K && !ft_plant_skips_channel(k) && FT_PLANT_TILE_IN(nt)) {
           red0 = ft_reduce_step(red0, ft_epilogue_value(acc[4 * i + h], k, chan));
           red1 = ft_reduce_step(red1, ft_epilogue_value(acc[4 * i + 2 + h], k, chan));
         }

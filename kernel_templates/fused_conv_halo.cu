@@ -238,6 +238,20 @@ static_assert(128 * FT_REGS_P + 256 * FT_REGS_C + 128 * FT_EPI_WG * FT_REGS_E <=
                   FT_THREADS * (65536 / FT_THREADS / 8 * 8),
               "setmaxnreg: register file over-committed");
 
+// Test-only planted bugs (FUSETUNE_TEST_PLANT, codegen/planted.cpp): each `#if defined(FT_PLANT_...)`
+// below makes a wrong kernel that verification must reject; real variants define none of them and
+// compile to the same code as without these lines.
+//   FT_PLANT_SKIP_CHUNK     the last 32-channel chunk is never loaded (its halo reads as zeros)
+//   FT_PLANT_HALO_EDGE      the halo's bounds check is off by one row: the image's last row reads as zero
+//   FT_PLANT_WRONG_FILTER   K tile R*S - 1 is packed with the filter of tap 0
+//   FT_PLANT_STALE_STAGE    the last tap of a chunk reads the previous tap's filter stage (retired by a
+//                           full wait before that stage goes back: deterministic, no race)
+//   FT_PLANT_TRUNCATE_TF32  inputs (here) and filters (ft_tf32, ft_wgmma.cuh) truncated to TF32
+//                           (toward zero, as cvt.rz) instead of rounded to nearest
+//   FT_PLANT_SPLIT_DROP     3xTF32: the small(A) * big(B) products are left out
+//   FT_PLANT_REDUCE_INIT    the channel reduction starts from 0, not its identity (ft_common.cuh)
+//   FT_PLANT_DROP_LAST_TILE the last column tile is left out of the channel reduction (FT_NT > 1)
+// (FT_PLANT_H, FT_REDUCE_INIT, FT_PLANT_TILE_IN: ft_common.cuh)
 // 3xTF32: a value's big part (TF32, to nearest) and its small part (the remainder, exact in
 // fp32, rounded to TF32), both with their low 13 bits zero as wgmma reads them; an infinity, a
 // NaN, or a value whose big part rounds to infinity has no small part. Filters (the pack) and
@@ -263,7 +277,11 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
   const int row = within >> 5, j = within & 31;
   const int kl = ((((j >> 2) ^ row) & 7) << 2) | (j & 3);
   const int t = kt % FT_RS, chunk = kt / FT_RS;
+#if defined(FT_PLANT_WRONG_FILTER)
+  const int tap = t == FT_RS - 1 ? 0 : ft_tap_r(t) * FT_S + ft_tap_s(t);
+#else
   const int tap = ft_tap_r(t) * FT_S + ft_tap_s(t);  // the filter's own (r, s) order
+#endif
   const int n = nt * FT_BN + row, c = chunk * FT_CC + kl;
   const float v = (n < FT_K && c < FT_C) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
 #if FT_SPLIT
@@ -409,8 +427,13 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #pragma unroll 4
           for (int j = 0; j < FT_HITER; ++j) {
             if (FT_HVEC % FT_HTHREADS == 0 || cl < FT_CC) {
-              const bool ok = (FT_C % FT_CC == 0 || ch * FT_CC + cl < FT_C) && (unsigned)ihv < (unsigned)FT_H &&
+#if defined(FT_PLANT_SKIP_CHUNK)
+              const bool ok = ch != FT_CHUNKS - 1 && (FT_C % FT_CC == 0 || ch * FT_CC + cl < FT_C) &&
+                              (unsigned)ihv < (unsigned)FT_PLANT_H && (unsigned)iwv < (unsigned)FT_W;
+#else
+              const bool ok = (FT_C % FT_CC == 0 || ch * FT_CC + cl < FT_C) && (unsigned)ihv < (unsigned)FT_PLANT_H &&
                               (unsigned)iwv < (unsigned)FT_W;
+#endif
               // a zero-filled copy still names a mapped address: the chunk's first element
               ft_cp_async_zfill<4 * FT_VW>(hb + 4 * soff, xc + (ok ? goff : 0), ok);
             }
@@ -449,10 +472,17 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
             const int i = ht + FT_HTHREADS * j;
             if (FT_RVEC % FT_HTHREADS == 0 || i < FT_RVEC) {
               uint4 u = hv[i];
+#if defined(FT_PLANT_TRUNCATE_TF32)
+              u.x &= 0xffffe000u;
+              u.y &= 0xffffe000u;
+              u.z &= 0xffffe000u;
+              u.w &= 0xffffe000u;
+#else
               u.x = ft_tf32_bits(u.x);
               u.y = ft_tf32_bits(u.y);
               u.z = ft_tf32_bits(u.z);
               u.w = ft_tf32_bits(u.w);
+#endif
               hv[i] = u;
             }
           }
@@ -491,7 +521,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       const int c = tid >> 6, px = tid & 63, col0 = 0;
       constexpr int col_step = 1;
 #endif
-      float red = ft_reduce_init();
+      float red = FT_REDUCE_INIT();
 #endif
       for (int nt = 0; nt < FT_NT; ++nt, ++ei) {
 #if FT_REDUCE
@@ -506,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
         for (int i = 0; i < FT_BN / col_step; ++i) {
           const int col = col_step * i + col0;
           const int k = nt * FT_BN + col;
-          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k))
+          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k) && FT_PLANT_TILE_IN(nt))
             red = ft_reduce_step(red, ft_epilogue_value(buf[col * FT_EPI_PITCH], k, chan_s));
         }
         __syncwarp();
@@ -629,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     const int mis = iw0 - (iw0 & -FT_VW);
     const int pix0 = pixb[0] + mis, pix1 = pixb[1] + mis;
 #if FT_REDUCE && !FT_EPI_WG
-    float red0 = ft_reduce_init(), red1 = ft_reduce_init();
+    float red0 = FT_REDUCE_INIT(), red1 = FT_REDUCE_INIT();
 #endif
     for (int nt = 0; nt < FT_NT; ++nt) {
 #pragma unroll
@@ -691,14 +721,21 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           }
           ft_mbar_wait(b_full + 8 * stage, phase);
           // descriptor start address field is (addr >> 4): stage and 32-byte K steps add there
+#if defined(FT_PLANT_STALE_STAGE)
+          const int st_read = tap == FT_RS - 1 ? (stage + FT_STAGES - 1) % FT_STAGES : stage;
+          const unsigned long long db = desc0 + (unsigned)((st_read * FT_STAGE_B_BYTES) >> 4);
+#else
           const unsigned long long db = desc0 + (unsigned)((stage * FT_STAGE_B_BYTES) >> 4);
+#endif
           ft_wgmma_fence();
 #if FT_SPLIT
           // the small terms first, so the big*big products add to what they already hold
           const unsigned long long dbs = db + (unsigned)(FT_B_BYTES >> 4);
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
+#if !defined(FT_PLANT_SPLIT_DROP)
             ft_wgmma_rs<FT_BN>(acc, as[ab][ks], db + 2 * ks);
+#endif
             ft_wgmma_rs<FT_BN>(acc, a[ab][ks], dbs + 2 * ks);
             ft_wgmma_rs<FT_BN>(acc, a[ab][ks], db + 2 * ks);
           }
@@ -707,6 +744,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           for (int ks = 0; ks < 4; ++ks) ft_wgmma_rs<FT_BN>(acc, a[ab][ks], db + 2 * ks);
 #endif
           ft_wgmma_commit();
+#if defined(FT_PLANT_STALE_STAGE)
+          if (tap == FT_RS - 1) ft_wgmma_wait<0>();  // the stale stage's read completes before it is released
+#endif
           if (tap == FT_RS - 1) {
             // A goes to the MMAs from registers: the halo buffer is free once the last tap's
             // MMAs are issued (their fragments loaded), without waiting for them to finish
@@ -759,7 +799,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int k = nt * FT_BN + 8 * i + 2 * tq + hh;
-          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k)) {
+          if ((FT_K % FT_BN == 0 || k < FT_K) && !ft_plant_skips_channel(k) && FT_PLANT_TILE_IN(nt)) {
             red0 = ft_reduce_step(red0, ft_epilogue_value(acc[4 * i + hh], k, chan_s));
             red1 = ft_reduce_step(red1, ft_epilogue_value(acc[4 * i + 2 + hh], k, chan_s));
           }
