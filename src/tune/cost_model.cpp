@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codegen/design_cost.hpp"
+
 namespace fusetune::tune {
 
 namespace {
@@ -15,12 +17,6 @@ constexpr double kMinMemoryEfficiency = 0.4;
 constexpr double kNominalCopyGbps = 3000;
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
-int64_t param_or(const codegen::Variant& v, const char* name, int64_t fallback) {
-  for (const auto& [n, value] : v.params)
-    if (n == name) return value;
-  return fallback;
-}
 
 // The wave tail: the fraction of SM time a launch keeps busy (1 for whole waves; a grid
 // smaller than one wave keeps only its share of the SMs busy).
@@ -75,16 +71,9 @@ double prior_ms(const spec::Problem& problem, const codegen::Variant& v, int reg
   const double tail = wave_efficiency(in.dev, main->launch, regs);
   const double mem_eff = std::min(1.0, kMinMemoryEfficiency + 1.2 * occupancy(in.dev, main->launch, regs));
   double kernels = v.kernel_bytes / (gbps * 1e6) / (mem_eff * tail);
-  if (v.candidate == codegen::Candidate::fused_conv) {
-    const spec::Conv& c = problem.conv;
-    const int64_t k_pad = round_up(c.k, param_or(v, "bn", 32));
-    const int64_t gemm_k =
-        v.design.starts_with("fused-conv.halo") ? round_up(c.c, 32) * c.r * c.s : round_up(c.c * c.r * c.s, 32);
-    // 3xTF32 runs three products where TF32 runs one
-    const double products = v.design == "fused-conv.halo3x" ? 3.0 : 1.0;
-    const double flop = 2.0 * products * double(c.n * c.p() * c.q()) * double(k_pad) * double(gemm_k);
-    kernels = std::max(kernels, flop / (in.tensor_tflops * 1e9) / tail);
-  }
+  // A design whose kernel computes the conv itself costs at least its FLOP (its hook, codegen/design_cost.hpp).
+  if (const codegen::ConvFlopHook conv_flop = codegen::conv_flop_hook(v))
+    kernels = std::max(kernels, conv_flop(problem.conv, v) / (in.tensor_tflops * 1e9) / tail);
   return conv + kernels;
 }
 
