@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/fnv1a.hpp"
+
 namespace fusetune::templates {
 
 std::string_view template_source(const std::string& file_name) {
@@ -16,21 +18,15 @@ std::string_view template_source(const std::string& file_name) {
 std::string templates_hash() {
   // 64-bit FNV-1a over every template's name and text, in name order (std::map): a change to
   // any template changes the environment fingerprint, so stored results go stale with it.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-    h ^= 0xff;  // separator: ("ab","c") and ("a","bc") differ
-    h *= 1099511628211ull;
-  };
+  // A separator byte after each piece: ("ab","c") and ("a","bc") differ.
+  constexpr unsigned char kSeparator = 0xff;
+  Fnv1a64 h;
   for (const auto& [name, text] : embedded_templates()) {
-    mix(name);
-    mix(text);
+    h.add(name).add(kSeparator);
+    h.add(text).add(kSeparator);
   }
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
   return buf;
 }
 
