@@ -13,7 +13,8 @@
 #                              nvidia.cudnn package; the system's cuDNN when there is none
 #   FUSETUNE_BUILT_SOURCE_DIR  the source folder the carried binaries were built in (they find test data
 #                              and the worker through it); default: .gpu/source_dir, written by
-#                              scripts/bundle_for_gpu.sh from build/CMakeCache.txt
+#                              scripts/bundle_for_gpu.sh from build/CMakeCache.txt, else the path a
+#                              GPU test binary names its source file by
 
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -45,6 +46,15 @@ _gpu_source_link() {
   [ -z "$built" ] && [ -f .gpu/source_dir ] && built=$(cat .gpu/source_dir)
   [ -z "$built" ] && [ -f build/CMakeCache.txt ] &&
     built=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
+  # A bundle without source_dir: the path a GPU test binary names its own source file by.
+  if [ -z "$built" ]; then
+    local t f
+    for t in build/gpu_*_test; do
+      [ -f "$t" ] || continue
+      f=$(grep -a -o -m1 -E '/[[:alnum:]_./+-]*/tests/gpu_[a-z0-9_]+_test\.cpp' "$t" | head -1)
+      [ -n "$f" ] && { built=${f%/tests/*}; break; }
+    done
+  fi
   [ -n "$built" ] || return 0
   if [ "$built" != "$(pwd)" ] && [ ! -e "$built" ]; then
     mkdir -p "$(dirname "$built")" && ln -s "$(pwd)" "$built"
