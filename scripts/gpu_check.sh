@@ -200,6 +200,10 @@ if [[ " ${GPU_STEPS[*]} " == *" cold "* ]]; then
     done
   done
   tune_phases "$R/cold" > "$R/phases.txt"
+  # Two builds taking turns (COLD_BINS="A B"): each one's winners and times side by side.
+  if [ "$(wc -w <<< "${COLD_BINS:-build/fusetune}")" -ge 2 ]; then
+    python3 scripts/ab_summary.py "$R/cold" | tee "$R/ab-summary.md"
+  fi
   pack
 fi
 exit $rc
