@@ -1,7 +1,5 @@
 #include "gpu/context.hpp"
 
-#include <utility>
-
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 
@@ -9,38 +7,19 @@ namespace fusetune::gpu {
 
 Context::Context(int ordinal) : ordinal_(ordinal) {
   const DriverApi& cu = driver();
-  FT_CU_CALL(cu.cuDeviceGet(&device_, ordinal));
-  FT_CU_CALL(cu.cuDevicePrimaryCtxRetain(&ctx_, device_));
-  try {
-    make_current();
-  } catch (...) {
-    release();
-    throw;
-  }
+  CUdevice device = 0;
+  FT_CU_CALL(cu.cuDeviceGet(&device, ordinal));
+  CUcontext ctx = nullptr;
+  FT_CU_CALL(cu.cuDevicePrimaryCtxRetain(&ctx, device));
+  ctx_ = UniqueHandle<CUcontext, Release>(ctx, Release{device});  // released if make_current throws
+  make_current();
 }
 
-Context::~Context() { release(); }
-
-Context::Context(Context&& other) noexcept
-    : ctx_(std::exchange(other.ctx_, nullptr)), device_(other.device_), ordinal_(other.ordinal_) {}
-
-Context& Context::operator=(Context&& other) noexcept {
-  if (this != &other) {
-    release();
-    ctx_ = std::exchange(other.ctx_, nullptr);
-    device_ = other.device_;
-    ordinal_ = other.ordinal_;
-  }
-  return *this;
+void Context::Release::operator()(CUcontext) const noexcept {
+  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuDevicePrimaryCtxRelease(device));
 }
 
-void Context::release() noexcept {
-  if (ctx_ == nullptr) return;
-  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuDevicePrimaryCtxRelease(device_));
-  ctx_ = nullptr;
-}
-
-void Context::make_current() const { FT_CU_CALL(driver().cuCtxSetCurrent(ctx_)); }
+void Context::make_current() const { FT_CU_CALL(driver().cuCtxSetCurrent(get())); }
 
 void Context::synchronize() const {
   make_current();

@@ -8,19 +8,16 @@
 // the context and everything in it.
 #include <cuda.h>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class Context {
  public:
   explicit Context(int ordinal = 0);
-  ~Context();
-  Context(Context&& other) noexcept;
-  Context& operator=(Context&& other) noexcept;
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
 
-  [[nodiscard]] CUcontext get() const noexcept { return ctx_; }
-  [[nodiscard]] CUdevice device() const noexcept { return device_; }
+  [[nodiscard]] CUcontext get() const noexcept { return ctx_.get(); }
+  [[nodiscard]] CUdevice device() const noexcept { return ctx_.deleter().device; }
   [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
 
   // A context is current per thread: call this on each other thread that uses it.
@@ -29,9 +26,12 @@ class Context {
   void synchronize() const;
 
  private:
-  void release() noexcept;
-  CUcontext ctx_ = nullptr;
-  CUdevice device_ = 0;
+  // A primary context is released through its device, which the deleter therefore carries.
+  struct Release {
+    CUdevice device = 0;
+    void operator()(CUcontext ctx) const noexcept;
+  };
+  UniqueHandle<CUcontext, Release> ctx_;  // move-only, released once
   int ordinal_ = -1;
 };
 

@@ -6,9 +6,8 @@
 #include <cudnn.h>
 
 #include <array>
-#include <memory>
-#include <type_traits>
 
+#include "common/unique_handle.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::gpu {
@@ -32,7 +31,7 @@ class ConvDesc {
   struct Deleter {
     void operator()(cudnnConvolutionDescriptor_t desc) const noexcept;
   };
-  std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>, Deleter> desc_;
+  UniqueHandle<cudnnConvolutionDescriptor_t, Deleter> desc_;
 };
 
 }  // namespace fusetune::gpu

@@ -5,9 +5,8 @@
 #include <cudnn.h>
 
 #include <cstdint>
-#include <memory>
-#include <type_traits>
 
+#include "common/unique_handle.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::gpu {
@@ -24,7 +23,7 @@ class FilterDesc {
   struct Deleter {
     void operator()(cudnnFilterDescriptor_t desc) const noexcept;
   };
-  std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>, Deleter> desc_;
+  UniqueHandle<cudnnFilterDescriptor_t, Deleter> desc_;
   spec::Layout layout_;
 };
 

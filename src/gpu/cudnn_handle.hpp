@@ -5,8 +5,7 @@
 #include <cuda.h>
 #include <cudnn.h>
 
-#include <memory>
-#include <type_traits>
+#include "common/unique_handle.hpp"
 
 namespace fusetune::gpu {
 
@@ -24,7 +23,7 @@ class CudnnHandle {
   struct Deleter {
     void operator()(cudnnHandle_t handle) const noexcept;
   };
-  std::unique_ptr<std::remove_pointer_t<cudnnHandle_t>, Deleter> handle_;
+  UniqueHandle<cudnnHandle_t, Deleter> handle_;
 };
 
 }  // namespace fusetune::gpu

@@ -4,9 +4,8 @@
 #include <cudnn.h>
 
 #include <cstdint>
-#include <memory>
-#include <type_traits>
 
+#include "common/unique_handle.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::gpu {
@@ -23,7 +22,7 @@ class TensorDesc {
   struct Deleter {
     void operator()(cudnnTensorDescriptor_t desc) const noexcept;
   };
-  std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>, Deleter> desc_;
+  UniqueHandle<cudnnTensorDescriptor_t, Deleter> desc_;
   spec::Layout layout_;
 };
 

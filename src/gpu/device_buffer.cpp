@@ -1,7 +1,5 @@
 #include "gpu/device_buffer.hpp"
 
-#include <utility>
-
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -12,46 +10,31 @@ namespace fusetune::gpu {
 
 DeviceBuffer::DeviceBuffer(size_t bytes) {
   if (bytes == 0) return;  // cuMemAlloc rejects 0; an empty buffer is still useful
-  const CUresult r = driver().cuMemAlloc(&ptr_, bytes);
+  CUdeviceptr ptr = 0;
+  const CUresult r = driver().cuMemAlloc(&ptr, bytes);
   if (r != CUDA_SUCCESS) {
     throw CudaError(r, fmt::format("allocating {} bytes ({:.2f} GiB) of device memory failed: {}", bytes,
                                    static_cast<double>(bytes) / double(1ull << 30), cu_result_text(r)));
   }
-  size_ = bytes;
+  memory_.reset({ptr, bytes});
 }
 
-DeviceBuffer::~DeviceBuffer() { release(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, 0)), size_(std::exchange(other.size_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    ptr_ = std::exchange(other.ptr_, 0);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
-}
-
-void DeviceBuffer::release() noexcept {
-  if (ptr_ == 0) return;
-  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuMemFree(ptr_));
-  ptr_ = 0;
-  size_ = 0;
+void DeviceBuffer::Free::operator()(const Allocation& memory) const noexcept {
+  if (memory.ptr == 0) return;
+  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuMemFree(memory.ptr));
 }
 
 void DeviceBuffer::check_range(size_t offset, size_t bytes, const char* what) const {
-  if (offset > size_ || bytes > size_ - offset) {
+  if (offset > size() || bytes > size() - offset) {
     throw Error(ExitCode::failure, fmt::format("DeviceBuffer::{}: bytes [{}, {}) outside a buffer of {} bytes",
-                                               what, offset, offset + bytes, size_));
+                                               what, offset, offset + bytes, size()));
   }
 }
 
 void DeviceBuffer::check_multiple(size_t unit) const {
-  if (size_ % unit != 0) {
+  if (size() % unit != 0) {
     throw Error(ExitCode::failure, fmt::format("DeviceBuffer of {} bytes is not a whole number of {}-byte elements",
-                                               size_, unit));
+                                               size(), unit));
   }
 }
 
@@ -61,7 +44,7 @@ void DeviceBuffer::copy_from_host(const void* src, size_t bytes, size_t offset, 
   check_range(offset, bytes, "copy_from_host");
   if (bytes == 0) return;
   const DriverApi& cu = driver();
-  FT_CU_CALL(cu.cuMemcpyHtoDAsync(ptr_ + offset, src, bytes, stream));
+  FT_CU_CALL(cu.cuMemcpyHtoDAsync(ptr() + offset, src, bytes, stream));
   FT_CU_CALL(cu.cuStreamSynchronize(stream));
 }
 
@@ -69,7 +52,7 @@ void DeviceBuffer::copy_to_host(void* dst, size_t bytes, size_t offset, CUstream
   check_range(offset, bytes, "copy_to_host");
   if (bytes == 0) return;
   const DriverApi& cu = driver();
-  FT_CU_CALL(cu.cuMemcpyDtoHAsync(dst, ptr_ + offset, bytes, stream));
+  FT_CU_CALL(cu.cuMemcpyDtoHAsync(dst, ptr() + offset, bytes, stream));
   FT_CU_CALL(cu.cuStreamSynchronize(stream));
 }
 
@@ -77,18 +60,18 @@ void DeviceBuffer::copy_from(const DeviceBuffer& src, size_t bytes, CUstream str
   check_range(0, bytes, "copy_from");
   src.check_range(0, bytes, "copy_from (source)");
   if (bytes == 0) return;
-  FT_CU_CALL(driver().cuMemcpyDtoDAsync(ptr_, src.ptr_, bytes, stream));
+  FT_CU_CALL(driver().cuMemcpyDtoDAsync(ptr(), src.ptr(), bytes, stream));
 }
 
 void DeviceBuffer::fill_u32(uint32_t word, CUstream stream) {
   check_multiple(4);
-  if (size_ == 0) return;
-  FT_CU_CALL(driver().cuMemsetD32Async(ptr_, word, size_ / 4, stream));
+  if (size() == 0) return;
+  FT_CU_CALL(driver().cuMemsetD32Async(ptr(), word, size() / 4, stream));
 }
 
 void DeviceBuffer::fill_u8(uint8_t byte, CUstream stream) {
-  if (size_ == 0) return;
-  FT_CU_CALL(driver().cuMemsetD8Async(ptr_, byte, size_, stream));
+  if (size() == 0) return;
+  FT_CU_CALL(driver().cuMemsetD8Async(ptr(), byte, size(), stream));
 }
 
 }  // namespace fusetune::gpu

@@ -11,23 +11,20 @@
 #include <span>
 #include <vector>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class DeviceBuffer {
  public:
   DeviceBuffer() noexcept = default;  // empty: size 0, ptr 0
   explicit DeviceBuffer(size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   // The device address; pass it (a CUdeviceptr, 64-bit) where a kernel takes a T*.
   // cuMemAlloc aligns it to at least 256 bytes.
-  [[nodiscard]] CUdeviceptr ptr() const noexcept { return ptr_; }
-  [[nodiscard]] size_t size() const noexcept { return size_; }
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] CUdeviceptr ptr() const noexcept { return memory_.get().ptr; }
+  [[nodiscard]] size_t size() const noexcept { return memory_.get().size; }
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
 
   // Byte ranges [offset, offset + bytes) must lie inside the buffer (else fusetune::Error).
   void copy_from_host(const void* src, size_t bytes, size_t offset = 0, CUstream stream = nullptr);
@@ -46,7 +43,7 @@ class DeviceBuffer {
   template <typename T>
   [[nodiscard]] std::vector<T> download(CUstream stream = nullptr) const {
     check_multiple(sizeof(T));
-    std::vector<T> host(size_ / sizeof(T));
+    std::vector<T> host(size() / sizeof(T));
     copy_to_host(host.data(), host.size() * sizeof(T), 0, stream);
     return host;
   }
@@ -54,9 +51,18 @@ class DeviceBuffer {
  private:
   void check_range(size_t offset, size_t bytes, const char* what) const;
   void check_multiple(size_t unit) const;
-  void release() noexcept;
-  CUdeviceptr ptr_ = 0;
-  size_t size_ = 0;
+  // Address and size move together, so a moved-from buffer is empty (size 0, ptr 0).
+  // No member initializers: the type must be complete for UniqueHandle's checks inside this
+  // class, and Allocation{} (zeros) is the empty handle anyway.
+  struct Allocation {
+    CUdeviceptr ptr;
+    size_t size;
+    bool operator==(const Allocation&) const = default;
+  };
+  struct Free {
+    void operator()(const Allocation& memory) const noexcept;
+  };
+  UniqueHandle<Allocation, Free> memory_;  // move-only, freed once
 };
 
 }  // namespace fusetune::gpu

@@ -1,38 +1,26 @@
 #include "gpu/event.hpp"
 
-#include <utility>
-
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 
 namespace fusetune::gpu {
 
-Event::Event(unsigned flags) { FT_CU_CALL(driver().cuEventCreate(&event_, flags)); }
-
-Event::~Event() { destroy(); }
-
-Event::Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-
-Event& Event::operator=(Event&& other) noexcept {
-  if (this != &other) {
-    destroy();
-    event_ = std::exchange(other.event_, nullptr);
-  }
-  return *this;
+Event::Event(unsigned flags) {
+  CUevent event = nullptr;
+  FT_CU_CALL(driver().cuEventCreate(&event, flags));
+  event_.reset(event);
 }
 
-void Event::destroy() noexcept {
-  if (event_ == nullptr) return;
-  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuEventDestroy(event_));
-  event_ = nullptr;
+void Event::Destroy::operator()(CUevent event) const noexcept {
+  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuEventDestroy(event));
 }
 
-void Event::record(CUstream stream) const { FT_CU_CALL(driver().cuEventRecord(event_, stream)); }
+void Event::record(CUstream stream) const { FT_CU_CALL(driver().cuEventRecord(get(), stream)); }
 
-void Event::synchronize() const { FT_CU_CALL(driver().cuEventSynchronize(event_)); }
+void Event::synchronize() const { FT_CU_CALL(driver().cuEventSynchronize(get())); }
 
 bool Event::query() const {
-  const CUresult r = driver().cuEventQuery(event_);
+  const CUresult r = driver().cuEventQuery(get());
   if (r == CUDA_ERROR_NOT_READY) return false;
   FT_CU_CALL(r);
   return true;
@@ -41,7 +29,7 @@ bool Event::query() const {
 float Event::elapsed_ms(const Event& start, const Event& end) {
   end.synchronize();
   float ms = 0.0f;
-  FT_CU_CALL(driver().cuEventElapsedTime(&ms, start.event_, end.event_));
+  FT_CU_CALL(driver().cuEventElapsedTime(&ms, start.get(), end.get()));
   return ms;
 }
 

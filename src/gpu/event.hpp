@@ -2,19 +2,16 @@
 // One CUDA event, for timing regions on a stream (PRODUCT.md: CUDA events around the region).
 #include <cuda.h>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class Event {
  public:
   // CU_EVENT_DEFAULT records timestamps; pass CU_EVENT_DISABLE_TIMING for pure sync points.
   explicit Event(unsigned flags = CU_EVENT_DEFAULT);
-  ~Event();
-  Event(Event&& other) noexcept;
-  Event& operator=(Event&& other) noexcept;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
 
-  [[nodiscard]] CUevent get() const noexcept { return event_; }
+  [[nodiscard]] CUevent get() const noexcept { return event_.get(); }
   void record(CUstream stream) const;
   void synchronize() const;
   // True when the work before the record has finished.
@@ -24,8 +21,10 @@ class Event {
   static float elapsed_ms(const Event& start, const Event& end);
 
  private:
-  void destroy() noexcept;
-  CUevent event_ = nullptr;
+  struct Destroy {
+    void operator()(CUevent event) const noexcept;
+  };
+  UniqueHandle<CUevent, Destroy> event_;  // move-only, destroyed once
 };
 
 }  // namespace fusetune::gpu

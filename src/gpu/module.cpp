@@ -1,7 +1,5 @@
 #include "gpu/module.hpp"
 
-#include <utility>
-
 #include <fmt/format.h>
 
 #include "gpu/cuda_check.hpp"
@@ -12,35 +10,23 @@ namespace fusetune::gpu {
 Module::Module(std::string_view image) {
   // A CUBIN is an ELF file whose headers give its size. PTX is text that cuModuleLoadData
   // reads up to its NUL, which a string_view need not have: copy PTX into a std::string.
+  CUmodule module = nullptr;
   if (image.starts_with("\x7f" "ELF")) {
-    FT_CU_CALL(driver().cuModuleLoadData(&module_, image.data()));
+    FT_CU_CALL(driver().cuModuleLoadData(&module, image.data()));
   } else {
     const std::string ptx(image);
-    FT_CU_CALL(driver().cuModuleLoadData(&module_, ptx.c_str()));
+    FT_CU_CALL(driver().cuModuleLoadData(&module, ptx.c_str()));
   }
+  module_.reset(module);
 }
 
-Module::~Module() { unload(); }
-
-Module::Module(Module&& other) noexcept : module_(std::exchange(other.module_, nullptr)) {}
-
-Module& Module::operator=(Module&& other) noexcept {
-  if (this != &other) {
-    unload();
-    module_ = std::exchange(other.module_, nullptr);
-  }
-  return *this;
-}
-
-void Module::unload() noexcept {
-  if (module_ == nullptr) return;
-  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuModuleUnload(module_));
-  module_ = nullptr;
+void Module::Unload::operator()(CUmodule module) const noexcept {
+  if (const DriverApi* cu = driver_if_loaded()) FT_CU_CALL_NOEXCEPT(cu->cuModuleUnload(module));
 }
 
 CUfunction Module::function(const std::string& name) const {
   CUfunction f = nullptr;
-  const CUresult r = driver().cuModuleGetFunction(&f, module_, name.c_str());
+  const CUresult r = driver().cuModuleGetFunction(&f, get(), name.c_str());
   if (r != CUDA_SUCCESS) {
     throw CudaError(r, fmt::format("kernel '{}' not found in the module: {}", name, cu_result_text(r)));
   }

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class Module {
@@ -20,19 +22,16 @@ class Module {
   // `image`: CUBIN bytes from compile_cuda (CompileResult::cubin), or PTX text (JIT-compiled
   // by the driver). A CUBIN for another architecture fails with CUDA_ERROR_NO_BINARY_FOR_GPU.
   explicit Module(std::string_view image);
-  ~Module();
-  Module(Module&& other) noexcept;
-  Module& operator=(Module&& other) noexcept;
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
 
-  [[nodiscard]] CUmodule get() const noexcept { return module_; }
+  [[nodiscard]] CUmodule get() const noexcept { return module_.get(); }
   // The kernel of that (unmangled, extern "C") name; throws CudaError naming it when absent.
   [[nodiscard]] CUfunction function(const std::string& name) const;
 
  private:
-  void unload() noexcept;
-  CUmodule module_ = nullptr;
+  struct Unload {
+    void operator()(CUmodule module) const noexcept;
+  };
+  UniqueHandle<CUmodule, Unload> module_;  // move-only, unloaded once
 };
 
 // What the driver knows about a loaded kernel (cuFuncGetAttribute).

@@ -6,19 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class NvrtcProgram {
  public:
   // `name` is the file name NVRTC puts in diagnostics ("epilogue.cu(12): error: ...").
   NvrtcProgram(const std::string& source, const std::string& name);
-  ~NvrtcProgram();
-  NvrtcProgram(NvrtcProgram&& other) noexcept;
-  NvrtcProgram& operator=(NvrtcProgram&& other) noexcept;
-  NvrtcProgram(const NvrtcProgram&) = delete;
-  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
 
-  [[nodiscard]] nvrtcProgram get() const noexcept { return prog_; }
+  [[nodiscard]] nvrtcProgram get() const noexcept { return prog_.get(); }
 
   // Runs the compiler; returns NVRTC's status without throwing so the caller can read the
   // log first (jitify's habit: a failure always carries the compiler's words).
@@ -31,8 +28,10 @@ class NvrtcProgram {
   [[nodiscard]] std::string cubin() const;  // ELF bytes; empty for compute_XX targets
 
  private:
-  void reset() noexcept;
-  nvrtcProgram prog_ = nullptr;
+  struct Destroy {
+    void operator()(nvrtcProgram prog) const noexcept;
+  };
+  UniqueHandle<nvrtcProgram, Destroy> prog_;
 };
 
 }  // namespace fusetune::gpu

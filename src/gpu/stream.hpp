@@ -5,25 +5,24 @@
 // Nothing is lost for timing: no NULL-stream work runs inside a timed region.
 #include <cuda.h>
 
+#include "common/unique_handle.hpp"
+
 namespace fusetune::gpu {
 
 class Stream {
  public:
   explicit Stream(unsigned flags = CU_STREAM_DEFAULT);
-  ~Stream();
-  Stream(Stream&& other) noexcept;
-  Stream& operator=(Stream&& other) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
 
-  [[nodiscard]] CUstream get() const noexcept { return stream_; }
+  [[nodiscard]] CUstream get() const noexcept { return stream_.get(); }
   void synchronize() const;
   // True when all work queued so far has finished (a watchdog polls this to detect hangs).
   [[nodiscard]] bool query() const;
 
  private:
-  void destroy() noexcept;
-  CUstream stream_ = nullptr;
+  struct Destroy {
+    void operator()(CUstream stream) const noexcept;
+  };
+  UniqueHandle<CUstream, Destroy> stream_;  // move-only, destroyed once
 };
 
 }  // namespace fusetune::gpu
