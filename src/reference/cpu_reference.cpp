@@ -27,59 +27,51 @@ Range valid_outputs(int64_t out_extent, int64_t in_extent, int64_t stride, int64
   return {lo, std::max(lo, hi)};
 }
 
-// One output plane (image n, channel k), accumulated tap by tap: for each (c, r, s) the
-// weight is fixed and the plane update is a strided axpy, which vectorizes.
-void conv_plane(const spec::Conv& cv, const float* x, const float* w, const float* bias, int64_t n,
-                int64_t k, double* out) {
+// The conv loop, written once: calls tap(i, x * w) (in double, exact for fp32 inputs) for
+// every in-bounds pair of output pixel i of plane (image n, channel k) and filter tap
+// (c, r, s). Each output sees its taps in (r, s, c) order. For a fixed tap the weight is fixed
+// and the plane update is a strided axpy, which vectorizes once `tap` is inlined.
+template <typename Tap>
+void for_each_tap(const spec::Conv& cv, const float* x, const float* w, int64_t n, int64_t k, Tap&& tap) {
   const int64_t P = cv.p(), Q = cv.q();
-  std::fill(out, out + P * Q, bias ? double(bias[k]) : 0.0);
   for (int64_t r = 0; r < cv.r; ++r) {
     const Range pr = valid_outputs(P, cv.h, cv.stride_h, cv.pad_h, r * cv.dil_h);
     for (int64_t s = 0; s < cv.s; ++s) {
       const Range qr = valid_outputs(Q, cv.w, cv.stride_w, cv.pad_w, s * cv.dil_w);
+      const int64_t iw0 = -cv.pad_w + s * cv.dil_w;
       for (int64_t c = 0; c < cv.c; ++c) {
         const double wv = w[((k * cv.c + c) * cv.r + r) * cv.s + s];
         const float* xc = x + (n * cv.c + c) * cv.h * cv.w;
         for (int64_t p = pr.lo; p < pr.hi; ++p) {
           const float* xrow = xc + (p * cv.stride_h - cv.pad_h + r * cv.dil_h) * cv.w;
-          const int64_t iw0 = -cv.pad_w + s * cv.dil_w;
-          double* orow = out + p * Q;
-          for (int64_t q = qr.lo; q < qr.hi; ++q) orow[q] += wv * double(xrow[q * cv.stride_w + iw0]);
+          const int64_t o = p * Q;
+          for (int64_t q = qr.lo; q < qr.hi; ++q) tap(o + q, wv * double(xrow[q * cv.stride_w + iw0]));
         }
       }
     }
   }
 }
 
+// One output plane (image n, channel k): bias plus the sum of the taps.
+void conv_plane(const spec::Conv& cv, const float* x, const float* w, const float* bias, int64_t n,
+                int64_t k, double* out) {
+  std::fill(out, out + cv.p() * cv.q(), bias ? double(bias[k]) : 0.0);
+  for_each_tap(cv, x, w, n, k, [out](int64_t i, double prod) { out[i] += prod; });
+}
+
 // conv_plane for the TF32 rule: y, A = sum |x w| and B = sum (x w)^2 of one plane, in double
 // (each fp32 product is exact in double).
 void conv_plane_bounds(const spec::Conv& cv, const float* x, const float* w, int64_t n, int64_t k, double* y,
                        double* a, double* b) {
-  const int64_t P = cv.p(), Q = cv.q();
-  std::fill(y, y + P * Q, 0.0);
-  std::fill(a, a + P * Q, 0.0);
-  std::fill(b, b + P * Q, 0.0);
-  for (int64_t r = 0; r < cv.r; ++r) {
-    const Range pr = valid_outputs(P, cv.h, cv.stride_h, cv.pad_h, r * cv.dil_h);
-    for (int64_t s = 0; s < cv.s; ++s) {
-      const Range qr = valid_outputs(Q, cv.w, cv.stride_w, cv.pad_w, s * cv.dil_w);
-      for (int64_t c = 0; c < cv.c; ++c) {
-        const double wv = w[((k * cv.c + c) * cv.r + r) * cv.s + s];
-        const float* xc = x + (n * cv.c + c) * cv.h * cv.w;
-        for (int64_t p = pr.lo; p < pr.hi; ++p) {
-          const float* xrow = xc + (p * cv.stride_h - cv.pad_h + r * cv.dil_h) * cv.w;
-          const int64_t iw0 = -cv.pad_w + s * cv.dil_w;
-          const int64_t o = p * Q;
-          for (int64_t q = qr.lo; q < qr.hi; ++q) {
-            const double prod = wv * double(xrow[q * cv.stride_w + iw0]);
-            y[o + q] += prod;
-            a[o + q] += std::fabs(prod);
-            b[o + q] += prod * prod;
-          }
-        }
-      }
-    }
-  }
+  const int64_t plane = cv.p() * cv.q();
+  std::fill(y, y + plane, 0.0);
+  std::fill(a, a + plane, 0.0);
+  std::fill(b, b + plane, 0.0);
+  for_each_tap(cv, x, w, n, k, [y, a, b](int64_t i, double prod) {
+    y[i] += prod;
+    a[i] += std::fabs(prod);
+    b[i] += prod * prod;
+  });
 }
 
 // One plane's conv-alone answer as the GPU conv kernel leaves it: E0 and V0 rounded up to fp32.
