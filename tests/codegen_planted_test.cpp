@@ -3,8 +3,13 @@
 // depend on them.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "codegen/generate.hpp"
+#include "codegen/planted.hpp"
 #include "codegen/variant_check.hpp"
+#include "gpu/compiler.hpp"
 #include "spec/parser.hpp"
 #include "tune/compile_all.hpp"
 
@@ -12,9 +17,10 @@ namespace {
 
 using fusetune::codegen::Variant;
 
-std::vector<Variant> generate(const char* spec, const std::string& plant) {
+std::vector<Variant> generate(const char* spec, const std::string& plant, bool strict_fp32 = false) {
   fusetune::codegen::GenerateOptions o;
   o.plant = plant;
+  o.strict_fp32 = strict_fp32;
   return fusetune::codegen::generate_variants(fusetune::spec::parse(spec), *fusetune::gpu::limits_for_arch("sm_90"), o);
 }
 
@@ -106,6 +112,72 @@ TEST(CodegenPlanted, DroppedTapFeedsTheConvThroughAPlantedCopy) {
         EXPECT_EQ(v.buffer(st.kernel().args[0]).name, "w_planted") << v.name;
       }
     }
+  }
+}
+
+// The deep plants (issue 41): bugs inside the fused convs and the reductions, each planted where
+// it applies, each a copy of a real variant that differs from it only by its one define, each
+// compiling for sm_90a to code that differs from its base's (the hook is live).
+TEST(CodegenPlanted, DeepPlantsDifferFromTheirBaseOnlyByTheirDefine) {
+  struct Case {
+    const char* spec;
+    bool fp32;
+    std::map<std::string, std::set<std::string>> words;  // design -> the deep plants expected on it
+  };
+  const std::set<std::string> conv = {"chunk", "edge", "filter", "stale", "trunc"};
+  auto with = [](std::set<std::string> s, std::initializer_list<const char*> more) {
+    for (const char* m : more) s.insert(m);
+    return s;
+  };
+  const std::vector<Case> cases = {
+      // K = 128: the halo design's bn = 64 variants have two column tiles
+      {"conv2d(n=2,c=64,h=20,w=20,k=128,r=3) | mul(2) | reduce_min",
+       false,
+       {{"fused-conv.halo", with(conv, {"init", "lasttile"})}, {"epilogue.nchw", {"init"}}, {"epilogue.nhwc", {"init"}}}},
+      // C = 16: the gather design too; K = 72 is no multiple of a column tile
+      {"conv2d(n=2,c=16,h=32,w=32,k=72,r=3,pad=1,stride=2) | min(0.5) | add(param[k]) | mul(2)",
+       false,
+       {{"fused-conv.halo", conv}, {"fused-conv", conv}}},
+      {"conv2d(n=2,c=64,h=32,w=32,k=128,r=3) | relu", true,
+       {{"fused-conv.halo3x", {"chunk", "edge", "filter", "stale", "split"}}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.spec);
+    const auto all = generate(c.spec, "deep", c.fp32);
+    std::map<std::string, const Variant*> real;
+    for (const auto& v : all)
+      if (v.design.find(".planted") == std::string::npos) real[v.name] = &v;
+    std::map<std::string, std::set<std::string>> got;
+    std::map<std::string, std::string> base_ptx;
+    for (const auto& v : all) {
+      if (v.design.find(".planted") == std::string::npos) continue;
+      const size_t at = v.name.find(".planted-");
+      ASSERT_NE(at, std::string::npos) << v.name;
+      const std::string word = v.name.substr(at + 9);
+      const auto base = real.find(v.name.substr(0, at));
+      ASSERT_NE(base, real.end()) << v.name;
+      const auto* d = std::find_if(std::begin(fusetune::codegen::kDeepPlants), std::end(fusetune::codegen::kDeepPlants),
+                                   [&](const auto& p) { return word == p.word; });
+      ASSERT_NE(d, std::end(fusetune::codegen::kDeepPlants)) << v.name;
+      EXPECT_EQ(v.design, base->second->design + ".planted");
+      EXPECT_EQ(v.source, std::string("#define FT_PLANT_") + d->macro + " 1\n" + base->second->source) << v.name;
+      EXPECT_EQ(v.plan.size(), base->second->plan.size()) << v.name;
+      got[base->second->design].insert(word);
+      fusetune::gpu::CompileOptions o;
+      o.arch = "sm_90a";
+      o.ptxas_verbose = false;
+      o.strict_fp32 = c.fp32;
+      if (!base_ptx.contains(base->first)) {
+        const auto r = fusetune::gpu::compile_cuda(base->second->source, base->first, o);
+        ASSERT_TRUE(r.ok()) << base->first << r.log;
+        base_ptx[base->first] = r.ptx;
+      }
+      const auto r = fusetune::gpu::compile_cuda(v.source, v.name, o);
+      ASSERT_TRUE(r.ok()) << v.name << ": " << r.log;
+      EXPECT_NE(r.ptx, base_ptx[base->first]) << v.name << ": the plant changes nothing";
+    }
+    for (const auto& [design, words] : c.words) EXPECT_EQ(got[design], words) << design;
+    for (const auto& [design, words] : got) EXPECT_TRUE(c.words.contains(design)) << design;
   }
 }
 

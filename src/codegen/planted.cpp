@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "codegen/designs.hpp"
 #include "templates/embedded_templates.hpp"
 #include "common/error.hpp"
@@ -10,29 +13,82 @@ namespace fusetune::codegen {
 
 namespace {
 
+bool in_group(const std::string& group, const std::string& word) {
+  if (group == "subtle") return word == "bias" || word == "row" || word == "reduce" || word == "twice" || word == "tap";
+  if (group == "deep") {
+    for (const auto& d : kDeepPlants)
+      if (word == d.word) return true;
+  }
+  return false;
+}
+
 bool wants(const std::string& which, const std::string& word) {
   size_t pos = 0;
   while (pos <= which.size()) {
     const size_t end = std::min(which.find(',', pos), which.size());
     const std::string item = which.substr(pos, end - pos);
-    if (item == word) return true;
-    if (item == "subtle" && (word == "bias" || word == "row" || word == "reduce" || word == "twice" || word == "tap"))
-      return true;
+    if (item == word || in_group(item, word)) return true;
     pos = end + 1;
   }
   return false;
 }
 
-// The first variant of each epilogue design.
-std::vector<const Variant*> design_heads(const std::vector<Variant>& real) {
+std::optional<int64_t> param(const Variant& v, const std::string& name) {
+  for (const auto& [n, value] : v.params)
+    if (n == name) return value;
+  return std::nullopt;
+}
+
+// The variants the plants are made from: the first variant of each epilogue and fused-conv
+// design; for the halo designs also the first with an epilogue warpgroup (its reduction and
+// stores are other code) and the first whose output channels span more than one column tile
+// (where the last tile can be dropped from a reduction), when those differ from the first.
+std::vector<const Variant*> design_heads(const std::vector<Variant>& real, const spec::Problem& problem) {
   std::vector<const Variant*> out;
+  const auto add = [&](const Variant& v) {
+    for (const Variant* h : out)
+      if (h == &v) return;
+    out.push_back(&v);
+  };
+  std::vector<std::string> seen;
   for (const auto& v : real) {
-    if (v.candidate != Candidate::epilogue) continue;
-    bool seen = false;
-    for (const Variant* h : out) seen = seen || h->design == v.design;
-    if (!seen) out.push_back(&v);
+    if (v.candidate != Candidate::epilogue && v.candidate != Candidate::fused_conv) continue;
+    if (std::find(seen.begin(), seen.end(), v.design) != seen.end()) continue;
+    seen.push_back(v.design);
+    add(v);
+    if (v.candidate != Candidate::fused_conv) continue;
+    for (const auto& w : real) {
+      if (w.design != v.design || param(w, "epi_wg").value_or(0) == 0) continue;
+      add(w);
+      break;
+    }
+    for (const auto& w : real) {
+      if (w.design != v.design || param(w, "bn").value_or(problem.conv.k) >= problem.conv.k) continue;
+      add(w);
+      break;
+    }
   }
   return out;
+}
+
+// Whether deep plant `d` applies to variant `v` of `problem` (its bug would change the output).
+bool deep_applies(const DeepPlant& d, const Variant& v, const spec::Problem& problem) {
+  const spec::Conv& c = problem.conv;
+  const bool fused = v.candidate == Candidate::fused_conv;
+  const bool split = v.design.starts_with("fused-conv.halo3x");
+  const bool halo = v.design.starts_with("fused-conv.halo");
+  const bool min_max = problem.reduce && (*problem.reduce == spec::ReduceKind::min || *problem.reduce == spec::ReduceKind::max);
+  const std::string w = d.word;
+  if (w == "init") return min_max;  // a sum or mean starts from 0 rightly
+  if (!fused) return false;
+  if (w == "chunk" || w == "edge") return true;
+  if (w == "filter") return c.r * c.s > 1;
+  // the halo design's previous stage holds the previous tap; the gather design's the previous K tile
+  if (w == "stale") return halo ? c.r * c.s > 1 : c.c * c.r * c.s > 32;
+  if (w == "trunc") return !split;
+  if (w == "split") return split;
+  if (w == "lasttile") return problem.reduce && param(v, "bn").value_or(c.k) < c.k;
+  return false;
 }
 
 const KernelStep& last_kernel(const Variant& v) {
@@ -114,11 +170,13 @@ std::vector<Variant> planted_variants(const spec::Problem& problem, const std::v
                                       const std::string& which) {
   std::vector<Variant> out;
   if (which.empty()) return out;
-  const auto heads = design_heads(real);
+  const auto heads = design_heads(real, problem);
   const Variant* nchw = nullptr;
   for (const Variant* h : heads)
     if (h->design == "epilogue.nchw") nchw = h;
   for (const Variant* h : heads) {
+    for (const auto& d : kDeepPlants)
+      if (wants(which, d.word) && deep_applies(d, *h, problem)) out.push_back(with_define(*h, d.word, d.macro));
     const bool transposing_store = last_kernel(*h).name == "ft_epilogue_pointwise_nhwc";
     if (wants(which, "wrong")) out.push_back(with_define(*h, "wrong", "CHANNEL_SHIFT"));
     if (wants(which, "bias") && problem.conv.bias) out.push_back(with_define(*h, "bias", "BIAS_SHIFT"));

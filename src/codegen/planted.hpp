@@ -14,9 +14,23 @@
 //           ft_planted_drop_tap in front; planted.cu)
 //   fault   an epilogue plan whose kernel writes far outside any allocation
 //   hang    an epilogue plan whose kernel never finishes
-// `which` is a comma-separated list of those words; `subtle` means bias,row,reduce,twice,tap.
-// Their design is the base's with ".planted" appended: a sample of a design's variants never
-// drops one (tune/tuner.cpp), and a planted bug that slipped through would win nothing real.
+// The deep plants (issue 41), bugs inside the fused convs (kernel_templates/fused_conv_halo.cu,
+// fused_conv.cu) and the reductions, each a `#define FT_PLANT_<macro> 1` on the variants it
+// applies to (kDeepPlants below):
+//   chunk     the last 32-channel chunk (gather design: the last 32-wide K tile) never loaded
+//   edge      the input bounds check off by one row at the bottom edge: row H-1 reads as zero
+//   filter    the last tap packed with the filter of tap 0 (R*S > 1)
+//   stale     the last tap (gather: K tile) reads the previous filter stage (deterministic)
+//   trunc     TF32 by truncation instead of rounding to nearest (TF32 designs)
+//   split     3xTF32 without its small(A) * big(B) products (fused-conv.halo3x)
+//   init      a min/max channel reduction started from 0 (fused convs and reducing epilogues)
+//   lasttile  the last column tile left out of the reduction (variants with bn < K)
+// They are made from the first variant of every fused-conv and epilogue design and, for the
+// fused convs, from the first with an epilogue warpgroup and the first with bn < K.
+// `which` is a comma-separated list of those words; `subtle` means bias,row,reduce,twice,tap,
+// `deep` every deep plant. Their design is the base's with ".planted" appended: a sample of a
+// design's variants never drops one (tune/tuner.cpp), and a planted bug that slipped through
+// would win nothing real.
 #include <string>
 #include <vector>
 
@@ -24,6 +38,16 @@
 #include "spec/problem.hpp"
 
 namespace fusetune::codegen {
+
+struct DeepPlant {
+  const char* word;   // in FUSETUNE_TEST_PLANT and the variant name (".planted-<word>")
+  const char* macro;  // FT_PLANT_<macro>
+};
+inline constexpr DeepPlant kDeepPlants[] = {
+    {"chunk", "SKIP_CHUNK"},      {"edge", "HALO_EDGE"},          {"filter", "WRONG_FILTER"},
+    {"stale", "STALE_STAGE"},     {"trunc", "TRUNCATE_TF32"},     {"split", "SPLIT_DROP"},
+    {"init", "REDUCE_INIT"},      {"lasttile", "DROP_LAST_TILE"},
+};
 
 std::vector<Variant> planted_variants(const spec::Problem& problem, const std::vector<Variant>& real,
                                       const std::string& which);
