@@ -1,4 +1,5 @@
-// make_problem_data (determinism, ranges, no zeros, the chan layout, bias placement) and
+// make_problem_data (determinism, ranges, no zeros, the chan layout, bias placement, the signed
+// draw) and
 // epilogue_thresholds. Problems are built by hand: the spec parser is not a dependency.
 #include <algorithm>
 #include <cmath>
@@ -9,14 +10,15 @@
 #include "common/error.hpp"
 #include "reference/problem_data.hpp"
 #include "reference/thresholds.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::reference {
 namespace {
 
 using spec::OpKind;
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
+using spec_builders::param;
+using spec_builders::scalar;
 
 spec::Problem small_problem(bool bias, int num_params) {
   spec::Problem p;
@@ -173,6 +175,64 @@ TEST(ProblemData, BiasesMovedOntoThresholds) {
     }
   }
   EXPECT_THROW((void)make_problem_data(p, 5, 1.5), InputError);
+}
+
+// Issue 41: a signed draw (x symmetric around 0, never 0) next to the torch.rand-like one, the
+// same weights and per-channel vectors (symmetric in both), reproducible; biases placed on a
+// threshold t are t - E[x] * sum(w[k]), E[x] = 0 for the signed draw.
+TEST(ProblemData, SignedDrawIsSymmetricReproducibleAndPlacesBiasesForItsMean) {
+  spec::Problem p = small_problem(true, 1);
+  p.conv.n = 64;
+  p.conv.k = 8;
+  p.pre = {{OpKind::min, {scalar(0.5)}}, {OpKind::add, {param(0)}}};
+  const ProblemData u = make_problem_data(p, 5, 0.25, XRange::unit);
+  const ProblemData s = make_problem_data(p, 5, 0.25, XRange::symmetric);
+  EXPECT_EQ(s.x, make_problem_data(p, 5, 0.25, XRange::symmetric).x);
+  EXPECT_NE(s.x, make_problem_data(p, 6, 0.25, XRange::symmetric).x);
+  EXPECT_EQ(u.w, s.w);
+  double sum = 0.0;
+  size_t negative = 0;
+  for (float v : s.x) {
+    EXPECT_GT(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+    EXPECT_NE(v, 0.0f);
+    sum += double(v);
+    negative += v < 0.0f;
+  }
+  const auto n = double(s.x.size());
+  EXPECT_NEAR(sum / n, 0.0, 4.0 / std::sqrt(3.0 * n));  // 4 standard errors of U(-1, 1)'s mean
+  EXPECT_NEAR(double(negative) / n, 0.5, 0.05);
+  for (float v : u.x) EXPECT_GT(v, 0.0f);
+  size_t w_negative = 0, param_negative = 0;
+  for (float v : s.w) w_negative += v < 0.0f;
+  for (int64_t k = 0; k < p.conv.k; ++k) param_negative += s.chan[size_t(chan_index(p, 0) + k)] < 0.0f;
+  EXPECT_GT(w_negative, s.w.size() / 4);
+  EXPECT_GT(param_negative, 0u);
+  EXPECT_LT(param_negative, size_t(p.conv.k));
+  const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
+  for (int64_t k : {0, 4}) {
+    double wsum = 0.0;
+    for (int64_t e = 0; e < crs; ++e) wsum += double(s.w[size_t(k * crs + e)]);
+    EXPECT_FLOAT_EQ(u.chan[size_t(k)], float(0.5 - 0.5 * wsum)) << k;
+    EXPECT_FLOAT_EQ(s.chan[size_t(k)], 0.5f) << k;
+  }
+}
+
+// The worker's draws (worker/input_draws.cpp) follow verification_draw: 0 like torch.rand with
+// the biases as drawn, 1 signed with half the biases on thresholds, then alternating.
+TEST(ProblemData, VerificationDrawsAlternateRandAndSigned) {
+  EXPECT_EQ(verification_draw(0).x, XRange::unit);
+  EXPECT_EQ(verification_draw(0).threshold_fraction, 0.0);
+  EXPECT_EQ(verification_draw(1).x, XRange::symmetric);
+  EXPECT_EQ(verification_draw(1).threshold_fraction, 0.5);
+  EXPECT_EQ(verification_draw(2).x, XRange::unit);
+  EXPECT_EQ(verification_draw(2).threshold_fraction, 0.5);
+  EXPECT_EQ(x_lo(XRange::unit), 0.0f);
+  EXPECT_EQ(x_lo(XRange::symmetric), -1.0f);
+  EXPECT_EQ(x_hi(XRange::symmetric), 1.0f);
+  const spec::Problem p = small_problem(true, 1);
+  EXPECT_EQ(make_verification_draw(p, 7, 1).x, make_problem_data(p, 8, 0.5, XRange::symmetric).x);
+  EXPECT_EQ(make_verification_draw(p, 7, 0).chan, make_problem_data(p, 7, 0.0).chan);
 }
 
 TEST(ProblemData, RejectsBadShapes) {

@@ -20,7 +20,7 @@ constexpr int64_t kChunk = int64_t(1) << 20;
 // Breakpoints farther out than this are not used to place biases.
 constexpr double kMaxThreshold = 1e6;
 
-enum Stream : uint64_t { kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamParam0 = 16 };
+enum Stream : uint64_t { kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamXSigned = 4, kStreamParam0 = 16 };
 
 // SplitMix64 finalizer: decorrelates (seed, stream, chunk) into one engine seed, so nearby
 // seeds do not give mt19937_64 nearby states.
@@ -55,7 +55,7 @@ void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) 
 }
 
 // Moves the bias of an evenly spaced share of channels onto an epilogue threshold.
-void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction) {
+void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction, double x_mean) {
   const int64_t K = p.conv.k;
   auto chosen = int64_t(std::lround(fraction * double(K)));
   if (fraction > 0.0 && chosen == 0) chosen = 1;  // a tiny K still gets one straddling channel
@@ -72,7 +72,7 @@ void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double f
     const double t = ts[size_t(j) % ts.size()];
     double wsum = 0.0;
     for (int64_t e = 0; e < crs; ++e) wsum += double(d.w[size_t(k * crs + e)]);
-    auto bias = float(t - 0.5 * wsum);
+    auto bias = float(t - x_mean * wsum);
     if (bias == 0.0f) bias = 0x1p-20f;  // keep the no-zeros promise; moves outputs by ~1e-6
     d.chan[size_t(k)] = bias;
   }
@@ -107,7 +107,7 @@ int64_t chan_index(const spec::Problem& p, int param_index) {
   return (p.conv.bias ? p.conv.k : 0) + int64_t(param_index) * p.conv.k;
 }
 
-ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double threshold_fraction) {
+ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double threshold_fraction, XRange x_range) {
   check_problem(p);
   if (!(threshold_fraction >= 0.0 && threshold_fraction <= 1.0)) {
     throw InputError("threshold_fraction must be in [0, 1], got " + std::to_string(threshold_fraction));
@@ -119,7 +119,12 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
   d.w.resize(size_t(c.weight_elems()));
   d.chan.resize(size_t(chan_elems(p)));
 
-  fill(d.x.data(), c.input_elems(), seed, kStreamX, unit_open);
+  // x: its own stream per range, so the signed draw is not the unit draw shifted
+  if (x_range == XRange::unit) {
+    fill(d.x.data(), c.input_elems(), seed, kStreamX, unit_open);
+  } else {
+    fill(d.x.data(), c.input_elems(), seed, kStreamXSigned, [](std::mt19937_64& g) { return symmetric(g, 1.0); });
+  }
   auto sym = [bound](std::mt19937_64& g) { return symmetric(g, bound); };
   fill(d.w.data(), c.weight_elems(), seed, kStreamW, sym);
   if (c.bias) fill(d.chan.data(), c.k, seed, kStreamBias, sym);
@@ -127,8 +132,15 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
   for (int i = 0; i < p.num_params; ++i) {
     fill(d.chan.data() + chan_index(p, i), c.k, seed, kStreamParam0 + uint64_t(i), param);
   }
-  if (c.bias && threshold_fraction > 0.0) place_biases_on_thresholds(p, d, threshold_fraction);
+  if (c.bias && threshold_fraction > 0.0) {
+    place_biases_on_thresholds(p, d, threshold_fraction, x_range == XRange::unit ? 0.5 : 0.0);
+  }
   return d;
+}
+
+ProblemData make_verification_draw(const spec::Problem& p, uint64_t seed, int d) {
+  const DrawPlan plan = verification_draw(d);
+  return make_problem_data(p, seed + uint64_t(d), plan.threshold_fraction, plan.x);
 }
 
 ProblemData make_wide_range_data(const spec::Problem& p, uint64_t seed) {

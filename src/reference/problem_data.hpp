@@ -23,21 +23,45 @@ struct ProblemData {
 // Total floats in ProblemData::chan.
 [[nodiscard]] int64_t chan_elems(const spec::Problem& p);
 
+// How x is drawn: like torch.rand (U(0, 1), KernelBench's draw), or signed, symmetric around 0
+// (U(-1, 1): users' activations are signed; a kernel that mishandles signs -- a rounding that
+// truncates toward zero, a lost abs, a reduction started from 0 -- shows only there).
+enum class XRange { unit, symmetric };
+// The bounds [lo, hi) of x under `r` (the device draw, GpuReference::fill_uniform, takes them).
+[[nodiscard]] constexpr float x_lo(XRange r) { return r == XRange::unit ? 0.0f : -1.0f; }
+[[nodiscard]] constexpr float x_hi(XRange) { return 1.0f; }
+
+// The verification draws, one rule for the worker (worker/input_draws.cpp) and the CPU tests:
+//   draw 0  x ~ U(0, 1) (torch.rand), biases as drawn;
+//   draw 1  x ~ U(-1, 1), half the channels' biases on the epilogue's thresholds;
+//   later   alternating x ranges, biases on thresholds.
+// w, biases and per-channel parameters are symmetric around 0 in every draw (below).
+struct DrawPlan {
+  XRange x = XRange::unit;
+  double threshold_fraction = 0.0;
+};
+[[nodiscard]] constexpr DrawPlan verification_draw(int d) {
+  return {d % 2 == 0 ? XRange::unit : XRange::symmetric, d == 0 ? 0.0 : 0.5};
+}
+
 // Draws the inputs like PyTorch initializes them, from std::mt19937_64 with our own
 // mapping to floats (std::uniform_real_distribution differs between standard libraries):
-//   x ~ U(0,1) like torch.rand; w, bias ~ U(-b,b), b = 1/sqrt(C*R*S) like nn.Conv2d;
-//   params ~ U(-1,1). No value is ever zero (every draw is an odd multiple of a power of 2).
-// Each buffer has its own stream, so x depends only on (seed, input shape).
+//   x ~ U(0,1) like torch.rand (x_range unit) or U(-1,1) (symmetric); w, bias ~ U(-b,b),
+//   b = 1/sqrt(C*R*S) like nn.Conv2d; params ~ U(-1,1). No value is ever zero (every draw is
+//   an odd multiple of a power of 2).
+// Each buffer has its own stream, so x depends only on (seed, input shape, x_range).
 //
 // threshold_fraction in [0,1]: that share of output channels (evenly spaced) gets its conv
 // bias re-chosen so the channel's outputs straddle one of epilogue_thresholds() (cycled
-// over the chosen channels): bias[k] = t - 0.5 * sum(w[k]), since E[x] = 0.5 makes
-// 0.5 * sum(w[k]) the mean of an interior output before bias. Conv inputs cannot be chosen
+// over the chosen channels): bias[k] = t - E[x] * sum(w[k]) (E[x] = 0.5 or 0), the mean of
+// an interior output before bias. Conv inputs cannot be chosen
 // to hit a threshold exactly; moving the bias puts the bulk of a channel's outputs around
 // it, which is where a kernel that gets a comparison or a branch wrong shows it. Without
 // a conv bias, or without thresholds, the draw is left as is.
 [[nodiscard]] ProblemData make_problem_data(const spec::Problem& p, uint64_t seed,
-                                            double threshold_fraction = 0.25);
+                                            double threshold_fraction = 0.25, XRange x_range = XRange::unit);
+// Verification draw d of a problem: make_problem_data(p, seed + d, ...) under verification_draw(d).
+[[nodiscard]] ProblemData make_verification_draw(const spec::Problem& p, uint64_t seed, int d);
 
 // Inputs of large dynamic range whose sums cancel in part, for accuracy checks that tell TF32
 // products from fp32 ones:

@@ -43,18 +43,21 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
     // the epilogue's thresholds in the later draws); they depend only on (seed, K, C, R, S),
     // so a one-image copy of the problem keeps the host work small. x is drawn on the device.
     // A wide-range draw (accuracy tests, small shapes) is all drawn on the host.
+    // Draw d's x range and bias placement: reference::verification_draw (draw 0 like torch.rand,
+    // draw 1 signed, ...), the same rule the CPU tests use.
     spec::Problem small = problem;
     small.conv.n = 1;
-    const auto host = inputs == protocol::InputRange::wide
-                          ? reference::make_wide_range_data(problem, seed + uint64_t(d))
-                          : reference::make_problem_data(small, seed + uint64_t(d), d == 0 ? 0.0 : 0.5);
+    const reference::DrawPlan plan = reference::verification_draw(d);
+    const auto host = inputs == protocol::InputRange::wide ? reference::make_wide_range_data(problem, seed + uint64_t(d))
+                                                           : reference::make_verification_draw(small, seed, d);
     Draw dr;
     const size_t x_elems = size_t(c.input_elems());
     if (inputs == protocol::InputRange::wide) {
       dr.x_nchw = upload(host.x);
     } else {
       dr.x_nchw = gpu::DeviceBuffer(4 * x_elems);
-      ref.fill_uniform(dr.x_nchw.ptr(), x_elems, (seed + uint64_t(d)) * 0x9E3779B97F4A7C15ull, 0.0f, 1.0f, s);
+      ref.fill_uniform(dr.x_nchw.ptr(), x_elems, (seed + uint64_t(d)) * 0x9E3779B97F4A7C15ull, reference::x_lo(plan.x),
+                       reference::x_hi(plan.x), s);
     }
     dr.w = upload(host.w);
     dr.w_krsc = upload(to_nhwc(host.w, c.k, c.c, c.r * c.s));
