@@ -4,12 +4,13 @@
 #include <vector>
 
 #include "spec/problem.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::codegen::testing {
 
-inline spec::Operand scalar(double v) { return spec::Operand{false, v, -1}; }
-inline spec::Operand param(int i) { return spec::Operand{true, 0.0, i}; }
-inline spec::Op op(spec::OpKind kind, std::vector<spec::Operand> args = {}) { return spec::Op{kind, std::move(args)}; }
+using spec_builders::op;
+using spec_builders::param;
+using spec_builders::scalar;
 
 // kernelbench-31: conv 64->128 3x3 on (128, 64, 128, 128), bias; min(0.5) | add(param[k]) | mul(2).
 inline spec::Problem preset31() {

@@ -21,6 +21,7 @@
 #include "gpu/cudnn_handle.hpp"
 #include "gpu/cudnn_tensor_desc.hpp"
 #include "gpu/cudnn_version.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::gpu {
 namespace {
@@ -39,12 +40,7 @@ static_assert(move_only_v<CudnnConv>);
 
 spec::Conv make_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride,
                      int64_t pad, int64_t dil) {
-  spec::Conv conv;
-  conv.n = n, conv.c = c, conv.h = h, conv.w = w, conv.k = k, conv.r = r, conv.s = s;
-  conv.stride_h = conv.stride_w = stride;
-  conv.pad_h = conv.pad_w = pad;
-  conv.dil_h = conv.dil_w = dil;
-  return conv;
+  return spec_builders::with_window(spec_builders::conv(n, c, h, w, k, r, s), stride, pad, dil);
 }
 
 // ---- versions ---------------------------------------------------------------------------

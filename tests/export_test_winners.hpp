@@ -19,10 +19,11 @@
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::exporter::testing {
 
-inline spec::Problem preset(const std::string& name) { return spec::parse(*spec::preset_spec(name)); }
+using spec_builders::preset;
 
 inline std::vector<codegen::Variant> variants_of(const spec::Problem& problem) {
   codegen::GenerateOptions options;

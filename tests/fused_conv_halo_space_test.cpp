@@ -14,6 +14,7 @@
 #include "codegen/generate.hpp"
 #include "codegen/variant_check.hpp"
 #include "plan_test_support.hpp"
+#include "spec_builders.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 gpu::DeviceLimits sm90() { return *gpu::limits_for_arch("sm_90"); }
 
-spec::Problem preset(const std::string& name) { return spec::parse(*spec::preset_spec(name)); }
+using spec_builders::preset;
 
 using testing::param;
 

@@ -18,6 +18,7 @@
 #include "codegen/variant_json.hpp"
 #include "codegen_problems.hpp"
 #include "plan_test_support.hpp"
+#include "spec_builders.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 gpu::DeviceLimits sm90() { return *gpu::limits_for_arch("sm_90"); }
 
-spec::Problem preset(const std::string& name) { return spec::parse(*spec::preset_spec(name)); }
+using spec_builders::preset;
 
 // Shapes that stress the implicit GEMM's edges: one or three input channels (one k-tile), K
 // below and past the tile widths, stride/pad/dilation, R != S, one image, NHWC in and out.

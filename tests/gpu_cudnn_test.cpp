@@ -24,6 +24,7 @@
 #include "gpu/driver_api.hpp"
 #include "gpu/stream.hpp"
 #include "spec/parser.hpp"
+#include "spec_builders.hpp"
 #include "worker/plan_prebuild.hpp"
 
 namespace fusetune::gpu {
@@ -41,12 +42,7 @@ constexpr uint32_t kSentinel = 0x7fc00000u;  // a quiet NaN: an unwritten output
 constexpr size_t kGuardFloats = 64;          // after y: a write past the end changes them
 
 spec::Conv make_conv(int64_t stride, int64_t pad, int64_t dil, int64_t h = 9, int64_t w = 9) {
-  spec::Conv conv;
-  conv.n = 2, conv.c = 3, conv.h = h, conv.w = w, conv.k = 4, conv.r = 3, conv.s = 3;
-  conv.stride_h = conv.stride_w = stride;
-  conv.pad_h = conv.pad_w = pad;
-  conv.dil_h = conv.dil_w = dil;
-  return conv;
+  return spec_builders::with_window(spec_builders::conv(2, 3, h, w, 4, 3, 3), stride, pad, dil);
 }
 
 // ---- host data and the float64 reference, all in logical NCHW / KCRS order ------------------

@@ -35,6 +35,7 @@
 #include "reference/problem_data.hpp"
 #include "reference/tolerance.hpp"
 #include "spec/ops.hpp"
+#include "spec_builders.hpp"
 #include "tf32_emulation.hpp"
 
 namespace fusetune::reference {
@@ -47,15 +48,10 @@ constexpr uint32_t kNaNSentinel = 0x7fc00000u;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
-spec::Op op(OpKind kind, std::vector<spec::Operand> args = {}) { return {kind, std::move(args)}; }
-
-spec::Conv conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
-  spec::Conv cv;
-  cv.n = n, cv.c = c, cv.h = h, cv.w = w, cv.k = k, cv.r = r, cv.s = s;
-  return cv;
-}
+using spec_builders::conv;
+using spec_builders::op;
+using spec_builders::param;
+using spec_builders::scalar;
 
 // Small shapes that exercise every edge of ref_conv.cu: W=7, stride 2 + pad 1 + dilation 2,
 // C=1, K=3, N=1, asymmetric everything without bias, several pixel tiles, several tap

@@ -18,6 +18,7 @@
 #include "reference/op_math.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/ops.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -28,15 +29,10 @@ using spec::ReduceKind;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kUt = 0x1p-11, kU = 0x1p-24;
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
-spec::Op op(OpKind kind, std::vector<spec::Operand> args = {}) { return {kind, std::move(args)}; }
-
-spec::Conv conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
-  spec::Conv cv;
-  cv.n = n, cv.c = c, cv.h = h, cv.w = w, cv.k = k, cv.r = r, cv.s = s;
-  return cv;
-}
+using spec_builders::conv;
+using spec_builders::op;
+using spec_builders::param;
+using spec_builders::scalar;
 
 // The largest |central difference| of f over [lo, hi] on a grid of `steps`, skipping
 // differences that straddle one of `jumps` (a discontinuity is not a slope). Rounding in the

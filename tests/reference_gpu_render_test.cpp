@@ -25,6 +25,7 @@
 #include "reference/op_math.hpp"
 #include "reference/render_double.hpp"
 #include "spec/ops.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -32,15 +33,10 @@ namespace {
 using spec::OpKind;
 using spec::ReduceKind;
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
-spec::Op op(OpKind kind, std::vector<spec::Operand> args = {}) { return {kind, std::move(args)}; }
-
-spec::Conv conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
-  spec::Conv cv;
-  cv.n = n, cv.c = c, cv.h = h, cv.w = w, cv.k = k, cv.r = r, cv.s = s;
-  return cv;
-}
+using spec_builders::conv;
+using spec_builders::op;
+using spec_builders::param;
+using spec_builders::scalar;
 
 spec::Problem kernelbench31() {
   spec::Problem p;

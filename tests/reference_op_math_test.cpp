@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "reference/op_math.hpp"
 #include "spec/ops.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -18,8 +19,8 @@ using spec::ReduceKind;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
+using spec_builders::param;
+using spec_builders::scalar;
 
 double ap(OpKind kind, double x, std::vector<spec::Operand> args = {}, const double* chan = nullptr) {
   return apply_op(spec::Op{kind, std::move(args)}, x, chan);

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "reference/cpu_reference.hpp"
 #include "reference/problem_data.hpp"
+#include "spec_builders.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -17,20 +18,9 @@ namespace {
 using spec::OpKind;
 using spec::ReduceKind;
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
-
-spec::Conv make_conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
-  spec::Conv cv;
-  cv.n = n;
-  cv.c = c;
-  cv.h = h;
-  cv.w = w;
-  cv.k = k;
-  cv.r = r;
-  cv.s = s;
-  return cv;
-}
+using spec_builders::conv;
+using spec_builders::param;
+using spec_builders::scalar;
 
 // Written independently of cpu_reference.cpp: one output at a time, bounds test per tap.
 double naive_conv(const spec::Conv& cv, const float* x, const float* w, const float* bias, int64_t n,
@@ -55,7 +45,7 @@ int64_t at(const spec::Conv& cv, int64_t n, int64_t k, int64_t p, int64_t q) {
 }
 
 TEST(Conv, HandComputed3x3With2x2Kernel) {
-  const spec::Conv cv = make_conv(1, 1, 3, 3, 1, 2, 2);
+  const spec::Conv cv = conv(1, 1, 3, 3, 1, 2, 2);
   const float x[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   const float w[] = {1, 2, 3, 4};
   // 1*1+2*2+4*3+5*4 = 37, 2+6+15+24 = 47, 4+10+21+32 = 67, 5+12+24+36 = 77
@@ -68,7 +58,7 @@ TEST(Conv, HandComputed3x3With2x2Kernel) {
 // x[n,c,h,w] = 1000n + 100c + 10h + w; w[k,c,r,s] = (k+1)(3r+s+1)(c==0 ? 1 : -0.5).
 struct StridedCase {
   spec::Conv cv = [] {
-    spec::Conv c = make_conv(2, 2, 5, 7, 3, 3, 3);
+    spec::Conv c = conv(2, 2, 5, 7, 3, 3, 3);
     c.stride_h = c.stride_w = 2;
     c.pad_h = c.pad_w = 1;
     c.dil_h = c.dil_w = 2;
@@ -123,7 +113,7 @@ TEST(Conv, MatchesNaiveLoopOnAwkwardShapes) {
   };
   for (const Shape& sh : shapes) {
     spec::Problem pr;
-    pr.conv = make_conv(sh.n, sh.c, sh.h, sh.w, sh.k, sh.r, sh.s);
+    pr.conv = conv(sh.n, sh.c, sh.h, sh.w, sh.k, sh.r, sh.s);
     pr.conv.stride_h = sh.sh;
     pr.conv.stride_w = sh.sw;
     pr.conv.pad_h = sh.ph;
@@ -149,7 +139,7 @@ TEST(Conv, MatchesNaiveLoopOnAwkwardShapes) {
 // channels at (n0,q0) {1, -1, -0.5}, (n0,q1) {2, -3, 0}, (n1,q0) {-1, 3, -1.5}, (n1,q1) {4, -7, 1}
 spec::Problem reduce_problem(ReduceKind kind) {
   spec::Problem p;
-  p.conv = make_conv(2, 1, 1, 2, 3, 1, 1);
+  p.conv = conv(2, 1, 1, 2, 3, 1, 1);
   p.reduce = kind;
   return p;
 }
@@ -192,7 +182,7 @@ TEST(Reference, ElementwiseChainPerChannelOperands) {
 
 TEST(Reference, LayoutWordsDoNotChangeLogicalOutput) {
   spec::Problem p;
-  p.conv = make_conv(2, 3, 6, 5, 4, 3, 3);
+  p.conv = conv(2, 3, 6, 5, 4, 3, 3);
   p.pre = {{OpKind::relu, {}}};
   const ProblemData d = make_problem_data(p, 2);
   const std::vector<double> a = reference_output(p, d);
@@ -204,7 +194,7 @@ TEST(Reference, LayoutWordsDoNotChangeLogicalOutput) {
 // kernelbench-31's chain on a tiny shape: conv+bias -> min(0.5) -> + bias2[k] -> * 2.0
 TEST(Reference, Kernelbench31ChainTiny) {
   spec::Problem p;
-  p.conv = make_conv(2, 3, 7, 6, 4, 3, 3);
+  p.conv = conv(2, 3, 7, 6, 4, 3, 3);
   p.num_params = 1;
   p.pre = {{OpKind::min, {scalar(0.5)}}, {OpKind::add, {param(0)}}, {OpKind::mul, {scalar(2.0)}}};
   const ProblemData d = make_problem_data(p, 31);
@@ -229,7 +219,7 @@ TEST(Reference, Kernelbench31ChainTiny) {
 // kernelbench-32's chain on a tiny shape: conv+bias -> * 2.0 -> min over channels, keepdim
 TEST(Reference, Kernelbench32ChainTiny) {
   spec::Problem p;
-  p.conv = make_conv(2, 3, 6, 9, 5, 3, 3);
+  p.conv = conv(2, 3, 6, 9, 5, 3, 3);
   p.pre = {{OpKind::mul, {scalar(2.0)}}};
   p.reduce = ReduceKind::min;
   const ProblemData d = make_problem_data(p, 32);
@@ -248,7 +238,7 @@ TEST(Reference, Kernelbench32ChainTiny) {
 
 TEST(Reference, RejectsMismatchedBuffers) {
   spec::Problem p;
-  p.conv = make_conv(1, 2, 4, 4, 3, 3, 3);
+  p.conv = conv(1, 2, 4, 4, 3, 3, 3);
   ProblemData d = make_problem_data(p, 1);
   d.x.pop_back();
   EXPECT_THROW((void)reference_output(p, d), InputError);
@@ -259,7 +249,7 @@ TEST(Reference, RejectsMismatchedBuffers) {
 
 TEST(Reference, SmallShapeIsFast) {
   spec::Problem p;
-  p.conv = make_conv(2, 8, 32, 32, 16, 3, 3);
+  p.conv = conv(2, 8, 32, 32, 16, 3, 3);
   p.conv.pad_h = p.conv.pad_w = 1;
   p.pre = {{OpKind::gelu, {}}};
   p.reduce = ReduceKind::mean;

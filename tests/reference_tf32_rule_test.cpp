@@ -19,6 +19,7 @@
 #include "reference/problem_data.hpp"
 #include "reference/tolerance.hpp"
 #include "spec/ops.hpp"
+#include "spec_builders.hpp"
 #include "tf32_emulation.hpp"
 
 namespace fusetune::reference {
@@ -29,15 +30,10 @@ using spec::ReduceKind;
 using testing::Bug;
 using testing::Emulation;
 
-spec::Operand scalar(double v) { return {false, v, -1}; }
-spec::Operand param(int i) { return {true, 0.0, i}; }
-spec::Op op(OpKind kind, std::vector<spec::Operand> args = {}) { return {kind, std::move(args)}; }
-
-spec::Conv conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s) {
-  spec::Conv cv;
-  cv.n = n, cv.c = c, cv.h = h, cv.w = w, cv.k = k, cv.r = r, cv.s = s;
-  return cv;
-}
+using spec_builders::conv;
+using spec_builders::op;
+using spec_builders::param;
+using spec_builders::scalar;
 
 std::string describe(const spec::Problem& p) {
   std::string s = fmt::format("conv c={} k={} r={} |", p.conv.c, p.conv.k, p.conv.r);
