@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "reference/l2_model.hpp"
 #include "reference/op_math.hpp"
 #include "spec/ops.hpp"
 
@@ -62,7 +63,7 @@ Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels)
 
 float store_bound(double d) { return ft_bound_store(d); }
 
-GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode math) {
+GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode math, double var_scale) {
   GpuErrorStats s;
   s.max_abs = acc.max_abs;
   s.max_rel = acc.max_rel;
@@ -70,7 +71,7 @@ GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode
   // As reference::compare: relative to the reference's norm, absolute for an all-zero one.
   s.rel_l2 = acc.ref2 > 0.0 ? std::sqrt(acc.err2 / acc.ref2) : std::sqrt(acc.err2);
   switch (math) {
-    case MathMode::tf32: s.rel_l2_limit = ft_rel_l2_limit(acc.var_sum, acc.ref2, double(acc.n_l2)); break;
+    case MathMode::tf32: s.rel_l2_limit = rel_l2_limit(acc.var_sum, acc.ref2, double(acc.n_l2), var_scale); break;
     case MathMode::fp32: s.rel_l2_limit = 0.0; break;
   }
   s.mismatches = acc.mismatches;
@@ -82,7 +83,7 @@ GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode
 }
 
 GpuErrorStats compare_bounded(const float* out, const double* ref, const float* bound, const float* var,
-                              uint64_t count, MathMode math) {
+                              uint64_t count, MathMode math, double var_scale) {
   const bool use_bounds = math == MathMode::tf32;
   if (use_bounds && (bound == nullptr || var == nullptr)) {
     throw Error(ExitCode::failure, "compare_bounded: the tf32 rule needs the reference's bounds and variances");
@@ -92,7 +93,7 @@ GpuErrorStats compare_bounded(const float* out, const double* ref, const float* 
     ft_compare_element(acc, i, double(out[i]), ref[i], use_bounds ? 1 : 0, use_bounds ? double(bound[i]) : 0.0,
                        use_bounds ? double(var[i]) : 0.0);
   }
-  return finish_compare(acc, count, math);
+  return finish_compare(acc, count, math, var_scale);
 }
 
 }  // namespace fusetune::reference

@@ -39,13 +39,14 @@ void apply_op_bounded(const spec::Op& op, Bounded& x, const double* chan_k);
 [[nodiscard]] float store_bound(double d);
 
 // The figures of `acc` (ref_compare.cu's sums over `count` elements) under `math`: rel_l2, and
-// under tf32 the rel-L2 limit from the summed variances.
-[[nodiscard]] GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode math);
+// under tf32 the rel-L2 limit from the summed variances scaled by var_scale (l2_model.hpp).
+[[nodiscard]] GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode math,
+                                           double var_scale = 1.0);
 
 // out (count floats, NCHW) against ref under `math`'s rule, on the CPU, element by element as
 // ref_compare.cu does. bound and var (count floats each) are read under tf32 only (may be null
 // under fp32).
 [[nodiscard]] GpuErrorStats compare_bounded(const float* out, const double* ref, const float* bound,
-                                            const float* var, uint64_t count, MathMode math);
+                                            const float* var, uint64_t count, MathMode math, double var_scale = 1.0);
 
 }  // namespace fusetune::reference

@@ -251,7 +251,7 @@ GpuErrorStats GpuReference::compare(CUdeviceptr out, bool out_nhwc, const RefArr
   acc.unchecked = d.unchecked;
   acc.n_l2 = d.n_l2;
   acc.first_bad = d.first_bad;
-  return finish_compare(acc, count, math_);
+  return finish_compare(acc, count, math_, answer.var_scale);
 }
 
 size_t GpuReference::answer_bytes(const spec::Problem& p, MathMode math, bool with_conv) {

@@ -63,6 +63,9 @@ struct RefArrays {
   gpu::DeviceBuffer bound;   // tf32: `count` floats, |out - ref| allowed (inf: unchecked); empty under fp32
   gpu::DeviceBuffer var;     // tf32: `count` floats, expected squared error of a correct TF32 result
   uint64_t count = 0;
+  // tf32: kappa of reference/l2_model.hpp, the drawn inputs' rounding variance over the model's
+  // (set by whoever drew the inputs, worker/input_draws.cpp); 1 leaves the model as is
+  double var_scale = 1.0;
 };
 
 // What compute() returns for one input draw.

@@ -54,9 +54,11 @@ void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) 
   });
 }
 
-// Moves the bias of an evenly spaced share of channels onto an epilogue threshold.
-void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction, double x_mean) {
+// Moves the bias of an evenly spaced share of channels onto an epilogue threshold; returns which
+// channels it moved.
+std::vector<bool> place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction, double x_mean) {
   const int64_t K = p.conv.k;
+  std::vector<bool> placed(size_t(K), false);
   auto chosen = int64_t(std::lround(fraction * double(K)));
   if (fraction > 0.0 && chosen == 0) chosen = 1;  // a tiny K still gets one straddling channel
   const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
@@ -74,6 +76,44 @@ void place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double f
     for (int64_t e = 0; e < crs; ++e) wsum += double(d.w[size_t(k * crs + e)]);
     auto bias = float(t - x_mean * wsum);
     if (bias == 0.0f) bias = 0x1p-20f;  // keep the no-zeros promise; moves outputs by ~1e-6
+    d.chan[size_t(k)] = bias;
+    placed[size_t(k)] = true;
+  }
+  return placed;
+}
+
+// For a min (max) channel reduction: every channel not placed on a threshold gets a bias that puts
+// its outputs m standard deviations above (below) the point the chain maps to 0, with m such that
+// all K channels of a pixel are above (below) it about half the time if they were independent
+// (Phi(m)^K = 1/2). A reduction started from 0 instead of +inf (-inf) is then wrong at about half
+// the pixels instead of nowhere (a minimum over 128 centred channels is negative everywhere).
+void place_reduction_straddle(const spec::Problem& p, ProblemData& d, const std::vector<bool>& placed, double x_mean,
+                              double x_var) {
+  const int64_t K = p.conv.k;
+  const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
+  // Phi^-1(2^(-1/K)) by bisection on the normal tail (erfc)
+  const double target = 1.0 - std::exp2(-1.0 / double(K));
+  double lo = 0.0, hi = 10.0;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > target ? lo : hi) = mid;
+  }
+  const double m = (*p.reduce == spec::ReduceKind::min ? 1.0 : -1.0) * lo;
+  std::vector<double> chan_k(size_t(p.num_params));
+  for (int64_t k = 0; k < K; ++k) {
+    if (placed[size_t(k)]) continue;
+    for (int i = 0; i < p.num_params; ++i) chan_k[size_t(i)] = d.chan[size_t(chan_index(p, i) + k)];
+    std::vector<double> ts = reduction_start_points(p, chan_k.data());
+    std::erase_if(ts, [](double t) { return !(std::fabs(t) <= kMaxThreshold); });
+    if (ts.empty()) continue;
+    double wsum = 0.0, w2 = 0.0;
+    for (int64_t e = 0; e < crs; ++e) {
+      const double w = d.w[size_t(k * crs + e)];
+      wsum += w;
+      w2 += w * w;
+    }
+    auto bias = float(ts[size_t(k) % ts.size()] - x_mean * wsum + m * std::sqrt(x_var * w2));
+    if (bias == 0.0f) bias = 0x1p-20f;
     d.chan[size_t(k)] = bias;
   }
 }
@@ -133,7 +173,10 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
     fill(d.chan.data() + chan_index(p, i), c.k, seed, kStreamParam0 + uint64_t(i), param);
   }
   if (c.bias && threshold_fraction > 0.0) {
-    place_biases_on_thresholds(p, d, threshold_fraction, x_range == XRange::unit ? 0.5 : 0.0);
+    const bool unit = x_range == XRange::unit;
+    const auto placed = place_biases_on_thresholds(p, d, threshold_fraction, unit ? 0.5 : 0.0);
+    // U(0, 1) has variance 1/12, U(-1, 1) 1/3
+    if (p.reduce) place_reduction_straddle(p, d, placed, unit ? 0.5 : 0.0, unit ? 1.0 / 12.0 : 1.0 / 3.0);
   }
   return d;
 }

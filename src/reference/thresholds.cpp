@@ -119,6 +119,22 @@ Values preimages(const spec::Op& op, double t, const double* chan_k) {
 
 }  // namespace
 
+Values reduction_start_points(const spec::Problem& p, const double* chan_k) {
+  check_problem(p);
+  if (!p.reduce || (*p.reduce != spec::ReduceKind::min && *p.reduce != spec::ReduceKind::max)) return {};
+  Values level = {0.0};
+  for (size_t j = p.pre.size(); j-- > 0 && !level.empty();) {
+    Values prev;
+    for (double t : level)
+      for (double x : preimages(p.pre[j], t, chan_k)) prev.push_back(x);
+    level = std::move(prev);
+  }
+  std::erase_if(level, [](double v) { return !std::isfinite(v); });
+  std::sort(level.begin(), level.end());
+  level.erase(std::unique(level.begin(), level.end()), level.end());
+  return level;
+}
+
 Values epilogue_thresholds(const spec::Problem& p, const double* chan_k) {
   check_problem(p);  // param indices must be in range before chan_k is read
   // The chain as the conv output sees it; post ops join when the reduction passes a value

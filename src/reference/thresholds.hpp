@@ -27,4 +27,9 @@ namespace fusetune::reference {
 [[nodiscard]] std::vector<double> epilogue_thresholds(const spec::Problem& p,
                                                       const double* chan_k = nullptr);
 
+// For a min/max channel reduction: the conv outputs (conv + bias) the pre-reduction chain maps
+// to 0, where a reduction started from 0 instead of its identity (+inf, -inf) starts to differ
+// from the right one. Empty for other problems or where the chain cannot be inverted there.
+[[nodiscard]] std::vector<double> reduction_start_points(const spec::Problem& p, const double* chan_k = nullptr);
+
 }  // namespace fusetune::reference

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "gpu/cudnn_transform.hpp"
+#include "reference/l2_model.hpp"
 #include "reference/problem_data.hpp"
 #include "worker/context_lost.hpp"
 
@@ -66,6 +67,11 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
     gpu::transform_layout(cudnn, dr.x_nchw.ptr(), spec::Layout::nchw, dr.x_nhwc.ptr(), spec::Layout::nhwc, c.n, c.c,
                           c.h, c.w);
     dr.answer = ref.compute(dr.x_nchw.ptr(), dr.w.ptr(), host.chan.empty() ? 0 : dr.chan.ptr(), true, s);
+    // The L2 limit's model scaled to these inputs: every filter value, and the host's x (one image
+    // of the same distribution as the device's x; all of it for a wide-range draw).
+    const double kappa = reference::var_scale(host.x, host.w);
+    dr.answer.output.var_scale = kappa;
+    if (dr.answer.conv) dr.answer.conv->var_scale = kappa;
     sync_or_lose(fmt::format("input draw {}", d));
     draws_.push_back(std::move(dr));
   }
