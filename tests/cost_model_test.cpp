@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "codegen/design_cost.hpp"
 #include "codegen/generate.hpp"
 #include "gpu/device_limits.hpp"
 #include "spec/parser.hpp"
@@ -59,6 +62,42 @@ TEST(CostModel, BeforeTheBaselinesNoConvPipelineRanksAheadOfTheFusedConvs) {
     ASSERT_TRUE(std::isfinite(fused) && std::isfinite(piped)) << preset;
     EXPECT_LT(fused, piped) << preset;
   }
+}
+
+// A design whose kernel computes the conv has its cost hook (codegen/design_cost.hpp): every
+// fused-conv design generated, TF32 and strict fp32, and the FLOP each counts is its padded GEMM's
+// (the figures the name match in cost_model.cpp gave before the hook).
+TEST(CostModel, EveryFusedConvDesignHasItsFlopHook) {
+  const gpu::DeviceLimits dev = *gpu::limits_for_arch("sm_90");
+  const auto round_up = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
+  std::set<std::string> designs;
+  // Few input channels: the gather design is generated too.
+  const std::vector<std::string> problems{*spec::preset_spec("kernelbench-31"),
+                                          "conv2d(n=2,c=8,h=16,w=16,k=32,r=3,pad=1) | relu"};
+  for (size_t run = 0; run < 2 * problems.size(); ++run) {
+    const bool strict = run % 2 == 1;
+    const spec::Problem p = spec::parse(problems[run / 2]);
+    const spec::Conv& c = p.conv;
+    codegen::GenerateOptions gen;
+    gen.strict_fp32 = strict;
+    for (const auto& v : codegen::generate_variants(p, dev, gen)) {
+      const codegen::ConvFlopHook hook = codegen::conv_flop_hook(v);
+      EXPECT_EQ(hook != nullptr, v.candidate == codegen::Candidate::fused_conv) << v.name;
+      if (!hook) continue;
+      designs.insert(v.design);
+      int64_t bn = 32;
+      for (const auto& [n, value] : v.params)
+        if (n == "bn") bn = value;
+      const bool halo = v.design.starts_with("fused-conv.halo");
+      const int64_t gemm_k = halo ? round_up(c.c, 32) * c.r * c.s : round_up(c.c * c.r * c.s, 32);
+      const double products = v.design == "fused-conv.halo3x" ? 3.0 : 1.0;
+      EXPECT_EQ(hook(c, v), 2.0 * products * double(c.n * c.p() * c.q()) * double(round_up(c.k, bn)) * double(gemm_k))
+          << v.name;
+    }
+  }
+  std::set<std::string> table;
+  for (const codegen::DesignCost& d : codegen::design_cost_table()) table.insert(std::string(d.design));
+  EXPECT_EQ(designs, table);
 }
 
 }  // namespace

@@ -225,7 +225,7 @@ TEST_F(GpuTune, WinnerFiguresComeFromTheConfirmationRound) {
 TEST_F(GpuTune, TheWinnerAndTheRunnerUpTakeTurnsInTheSustainedRound) {
   fusetune::tune::TuneOptions o;
   o.worker_exe = FUSETUNE_BINARY;
-  o.strategy = "model";
+  o.strategy = fusetune::tune::Strategy::model;
   o.variant_timeout_s = 60;
   const auto r = fusetune::tune::run_tune(fusetune::spec::parse("conv2d(n=4,c=32,h=32,w=32,k=64,r=3,pad=1) | relu | mul(2)"), o);
   ASSERT_TRUE(r.winner && r.runner_up);
@@ -279,7 +279,7 @@ TEST_F(GpuTune, TwoWorkersShareTheSolutionsAndEveryVariantStillVerifies) {
     o.quick = true;
     o.retime_rounds = 3;
     o.plant = "wrong,fault";
-    o.strategy = strategy;
+    o.strategy = fusetune::tune::parse_strategy(strategy);
     o.more_devices = {0};
     auto r = fusetune::tune::run_tune(
         fusetune::spec::parse("conv2d(n=2,c=8,h=16,w=16,k=16,r=3) | min(0.5) | add(param[k]) | mul(2)"), o);

@@ -129,7 +129,7 @@ TEST(GuidedSearch, MatchesExhaustiveOnEveryRecordedH200Tune) {
 }
 
 // `tune --devices`: one pick per GPU out at a time, answers recorded in the order of the picks
-// (tuner.cpp, measure_guided()). A started item is never offered again, by next() or ranking().
+// (search/guided.cpp, GuidedSearcher::measure). A started item is never offered again, by next() or ranking().
 // A pick still out counts in its design's model as measured at the model's estimate (fit()):
 // without that, the picks made while answers were out followed the same optimism, and over the
 // 114 recorded tunes the search measured 2770 (2 picks out) and 3361 (4) variants against 2393
@@ -247,7 +247,7 @@ TEST(GuidedSearch, LookaheadLeadsWithTheNextPickAndLeavesTheSearchAsItWas) {
   EXPECT_GT(checked, 10);  // the presets' and bench problems' recorded tunes
 }
 
-// The picks the tuner asks the worker to build cuDNN plans for (tuner.cpp, graphs_ahead): the
+// The picks the tuner asks the worker to build cuDNN plans for (search/guided.cpp, graphs_ahead): the
 // lookahead's head, led by the next pick, and empty once the search is done, so that no plan is
 // asked for that only the ranking's tail holds (call 87: one built while the finalist round
 // waited for it).
@@ -286,7 +286,7 @@ TEST(GuidedSearch, PicksAreTheLookaheadsHeadAndNoneOnceTheSearchIsDone) {
 // cuDNN's configurations nothing; 2 s of baselines before the first pick, 50 ms per measurement.
 // The pool in the priors' order against the pool taking the head of the search's ranking first,
 // and against the pool taking its lookahead first (the picks it would make if every answer came
-// back as it expects), re-read after every measurement (tuner.cpp, prefer_next()).
+// back as it expects), re-read after every measurement (search/guided.cpp, prefer_next()).
 constexpr int kSimThreads = 14;
 enum class PoolOrder { priors, ranking, lookahead };
 double simulated_wait_s(const Landscape& l, PoolOrder order) {

@@ -66,7 +66,7 @@ class TuneAhead : public ::testing::Test {
     TuneOptions o;
     o.worker_exe = FUSETUNE_FAKE_WORKER;
     o.retime_rounds = 3;
-    o.strategy = strategy;
+    o.strategy = parse_strategy(strategy);
     return o;
   }
   std::string log_;

@@ -88,7 +88,7 @@ TuneOptions options(const std::string& strategy, std::vector<int> more) {
   o.worker_exe = FUSETUNE_FAKE_WORKER;
   o.max_variants = strategy == "model" ? 8 : 4;
   o.retime_rounds = 5;
-  o.strategy = strategy;
+  o.strategy = parse_strategy(strategy);
   o.more_devices = std::move(more);
   return o;
 }

@@ -119,7 +119,7 @@ TEST(TunePhases, AShardRunsItsShareOfTheVariantsAndEveryBaseline) {
 
 // Finalists per design: the best two, and any other within 10% of the best, up to six (a burst's
 // figure can be that far off the sustained one); a design whose best is more than 25% behind
-// the best of all sends its best alone (tuner.cpp, kOutOfReach). Counts, over `rep`, the most
+// the best of all sends its best alone (rounds/finalists.cpp, kOutOfReach). Counts, over `rep`, the most
 // finalists of a design in reach and the designs out of reach.
 void check_finalists(const TuneReport& rep, size_t& widest, size_t& alone) {
   std::map<std::string, std::vector<const fusetune::protocol::VariantResult*>> by_design;
@@ -183,7 +183,7 @@ TEST(TunePhases, FinalistsAreTheBestOfEachDesign) {
 }
 
 // The finalist round re-times a baseline or floor only where its figure can change an outcome
-// (tuner.cpp, round_references): a baseline within 25% of the best solution (it could win), or
+// (rounds/finalists.cpp, round_references): a baseline within 25% of the best solution (it could win), or
 // another of its role within 10% of the fastest (the round says which is the fastest); and once
 // one of a role is re-timed, every other within 25% of it, so the fastest is never read off
 // mixed figures. The rest keep their first pass; the fastest of each role is confirmed sustained
@@ -312,7 +312,7 @@ TEST(TunePhases, ConfirmationIsSustainedExceptInQuickRuns) {
   EXPECT_EQ(rep.results[*rep.winner].time.round, fusetune::protocol::TimeRound::confirmation);
   EXPECT_EQ(rep.results[*rep.winner].time.count, 41);
   EXPECT_EQ(rep.confirm_rounds, 41);
-  // The baseline and the floor were confirmed while the solutions compiled (confirm_early()), by
+  // The baseline and the floor were confirmed while the solutions compiled (rounds/early_confirmation.hpp), by
   // the same sustained rule, and those figures are the ones reported.
   EXPECT_TRUE(std::any_of(rep.notes.begin(), rep.notes.end(), [&](const std::string& n) {
     return n.starts_with("confirmation round of " + rep.results[*rep.unfused].variant.name + " and " +
@@ -503,7 +503,7 @@ TEST(TunePhases, GuidedStrategyMeasuresAShareAndKeepsOnlyWhatItRan) {
   all.retime_rounds = 3;
   const auto full = run_tune(spec::parse(spec), all);
   TuneOptions guided = all;
-  guided.strategy = "model";
+  guided.strategy = Strategy::model;
   const auto rep = run_tune(spec::parse(spec), guided);
   const auto count = [](const TuneReport& r, Role role) {
     return std::count_if(r.results.begin(), r.results.end(), [&](const auto& v) { return v.variant.role() == role; });

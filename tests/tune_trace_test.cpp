@@ -25,7 +25,7 @@ TuneOptions options() {
   o.worker_exe = FUSETUNE_FAKE_WORKER;
   o.max_variants = 4;
   o.retime_rounds = 3;
-  o.strategy = "model";
+  o.strategy = Strategy::model;
   return o;
 }
 

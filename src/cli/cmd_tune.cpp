@@ -145,7 +145,9 @@ int tune_one(const spec::Problem& problem, const TuneArgs& args, db::Database& d
   if (!opt.device_cache_key.empty()) opt.device_cache_dir = tune::device_cache_dir().string();
   opt.device_cache_read = !args.force;  // --force re-tunes: the worker describes the device
   opt.variant_timeout_s = args.timeout_s;
-  opt.strategy = !args.strategy.empty() ? args.strategy : variant_shard.count > 1 ? "exhaustive" : "model";
+  opt.strategy = !args.strategy.empty()  ? tune::parse_strategy(args.strategy)
+                 : variant_shard.count > 1 ? tune::Strategy::exhaustive
+                                           : tune::Strategy::model;
   opt.budget = args.budget;
   opt.seed = uint64_t(args.seed);
   opt.time_budget_s = args.time_budget_s;

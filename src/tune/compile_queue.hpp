@@ -37,7 +37,7 @@ class CompileQueue {
   // Whether variant i's result is in (get() would not wait).
   [[nodiscard]] bool done(size_t i);
   // The pool takes these (still queued) first, in this order, then its own order: the guided
-  // search names what it will most likely ask for next (tuner.cpp). Replaces the last call's.
+  // search names what it will most likely ask for next (search/guided.cpp). Replaces the last call's.
   void prefer(std::vector<size_t> first);
   // The pool takes no new variant; get() still compiles what it is asked for.
   void stop();

@@ -51,7 +51,7 @@ class GuidedSearch {
   [[nodiscard]] std::optional<size_t> next();
   // Every unmeasured item, in the order the search would measure them if nothing new were
   // learned: the first is next() (when next() has one); items predicted no faster than the bar
-  // come last, by prediction. The compile queue follows it (tuner.cpp): what the search will ask
+  // come last, by prediction. The compile queue follows it (search/guided.cpp): what the search will ask
   // for is compiled first.
   [[nodiscard]] std::vector<size_t> ranking() const;
   // What measuring item i gave: its median time, or nullopt when it failed (not verified).
@@ -59,19 +59,19 @@ class GuidedSearch {
   // Every unmeasured item, like ranking(), but led by up to n picks the search would make if
   // every answer came back as it expects (a modelled design's estimate without the optimism; an
   // unmodelled design's prior scaled by how the measured times compare with their priors). The
-  // compile pool takes these first (tuner.cpp): right after a design's probe the search tries
+  // compile pool takes these first (search/guided.cpp): right after a design's probe the search tries
   // each parameter's untried values in turn, which this foresees, where ranking()'s head holds
   // the items that tie for the very next pick. Costs n rankings (about 6 ms for n = 28 on a
   // 260-variant space on the dev machine).
   [[nodiscard]] std::vector<size_t> lookahead(size_t n) const;
   // lookahead()'s head alone: up to n picks the search would make if every answer came back as it
   // expects, none once it expects to stop. What the tuner asks the worker to build ahead
-  // (tuner.cpp): the ranking's head also holds items the search will never pick, and near its end
+  // (search/guided.cpp): the ranking's head also holds items the search will never pick, and near its end
   // only those (a cuDNN plan asked for there was built while the finalist round waited for it).
   [[nodiscard]] std::vector<size_t> picks(size_t n) const;
   // Item i is being measured (on another GPU) and its answer is not in yet: neither next() nor
   // ranking() offers it again, and the models do not count it until record(i, ...). With
-  // several GPUs the tuner keeps one item started per GPU (tuner.cpp, measure_guided()).
+  // several GPUs the tuner keeps one item started per GPU (search/guided.cpp, GuidedSearcher::measure).
   void start(size_t i);
   [[nodiscard]] size_t pending() const { return pending_count_; }
 

@@ -10,7 +10,7 @@
 //   engines    each cudnn-fused template becomes one variant per cuDNN engine configuration
 //              the worker lists (and builds, unless the guided search builds them as it runs them)
 //   measure    every other variant (the guided search: those it picks) verified on every draw,
-//              then timed on its own, on every GPU of `--devices` at once (tune/worker_lanes.hpp);
+//              then timed on its own, on every GPU of `--devices` at once (tune/fleet/);
 //              `unfused`'s and the floor's confirmation runs first on the first GPU when
 //              solutions are still compiling
 //   finalists  per design, the best by its own kernels' time plus the shared conv's; re-timed
@@ -28,6 +28,7 @@
 #include "common/math_mode.hpp"
 #include "spec/problem.hpp"
 #include "protocol/protocol.hpp"
+#include "tune/search/strategy.hpp"
 #include "tune/shard.hpp"
 #include "tune/tie_break.hpp"
 #include "protocol/variant_result.hpp"
@@ -69,7 +70,7 @@ struct TuneOptions {
   std::string trace_path;         // FUSETUNE_TRACE: a timeline of the tune appended here (trace.hpp)
   int max_variants = 0;           // >0: an evenly spaced sample of each design's variants, and
                                   // the first this many cuDNN engine configurations (tests)
-  std::string strategy = "exhaustive";  // exhaustive | random (budget variants, seeded) | model
+  Strategy strategy = Strategy::exhaustive;  // exhaustive | random (budget variants, seeded) | model
                                   // (tune/guided_search.hpp: a cost model refined by what it measures)
   int budget = 0;                 // random: how many generated variants to run (0: all)
   uint64_t seed = 0;              // random and model: the draw / the order of equal predictions

@@ -1,4 +1,4 @@
-#include "tune/worker_lanes.hpp"
+#include "tune/fleet/lanes.hpp"
 
 #include <stdexcept>
 
