@@ -37,7 +37,7 @@ def one_block(g):
 def test_kernelbench_31():
     # x = conv(x); x = torch.min(x, torch.tensor(0.5, device=x.device)); x = x + self.bias; x * 2.0
     # As torch.fx traces it: the `x.device` read is a second user of the conv's node, which must
-    # not count as a fork (seen on the H200 on 2026-12-02, docs/runs/2026-12-02/call25-*).
+    # not count as a fork (seen on the H200 on 2026-12-02, docs/runs/2026-12-02/call25-bench-fp32-problems.tar.xz).
     g = chain(("min", (Ref("c05"),), {}, {}), ("add", (Ref("bias"),), {}, {}), ("mul", (2.0,), {}, {}),
               extra=[Node("dev", "getattr", (Ref("conv"), "device")),
                      Node("c05", "const", value=0.5, kwargs={"device": Ref("dev")}),

@@ -186,7 +186,7 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
              });
   // A second epilogue warpgroup pays off only for costly chains: on #31's shape `gelu | softplus`
   // took 1.79 ms instead of 2.15, `mish | mish` 1.42 instead of 1.45, `x 2` 1.20 instead of 1.22
-  // (docs/runs/2026-12-02/call49-epi2/harness.txt); cheap chains keep the space small.
+  // (docs/runs/2026-12-02/call49-epi2.tar.xz:harness.txt); cheap chains keep the space small.
   const int costly_ops = special_function_ops(problem);
   sp.require("two epilogue warpgroups (e2) only for a chain of two or more ops rendered with special "
              "functions (exp, erf, log, ...)",

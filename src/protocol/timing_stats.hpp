@@ -15,7 +15,7 @@ struct TimingPolicy {
   // Stop too once min_reps samples' first quartile is above this (ms; 0: never): the plan is
   // out of reach of the best one measured, and a tight figure of it would decide nothing. A
   // cuDNN conv step keeps a pipeline's spread above 2%: on #31 one such variant 47% behind the
-  // best ran all 200 samples in every cold tune, 0.33 s (docs/runs/2026-12-04/call90-picks-ahead-31).
+  // best ran all 200 samples in every cold tune, 0.33 s (docs/runs/2026-12-04/call90-picks-ahead-31.tar.xz).
   double behind_ms = 0;
 };
 
@@ -34,7 +34,7 @@ bool timing_done(const std::vector<double>& samples, const TimingPolicy& policy,
 // The confirmation round runs each plan back to back (the winner and the runner-up taking turns,
 // sustain_round.hpp) until its time settles: a heavy kernel draws the H200 to its power limit
 // within a few hundred milliseconds and then runs at the clocks that limit allows (the 3xTF32
-// fused conv ~1770 MHz instead of 1980: 10% slower, docs/runs/2026-12-02/call38-timing-regimes),
+// fused conv ~1770 MHz instead of 1980: 10% slower, docs/runs/2026-12-02/call38-timing-regimes.tar.xz),
 // which is what a model running it layer after layer sees. Interleaved sample by sample with
 // cooler plans it never got there (docs/perf-notes.md, "Timing").
 struct SustainPolicy {

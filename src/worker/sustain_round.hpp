@@ -6,7 +6,7 @@
 //
 // Why turns. Under sustained load the H200's clocks dip every second or so: for 200-300 ms its
 // kernels run 4-7% slower, both plans of a round alike (call 100's window medians,
-// docs/runs/2026-12-04/call100-sustain-turns/phases.txt). The settle rule waits for three calm
+// docs/runs/2026-12-04/call100-sustain-turns.tar.xz:phases.txt). The settle rule waits for three calm
 // windows. Timed one after the other (until 2026-12-04), the winner got them right after its
 // heat; the runner-up started as the next dip came and waited it out: it took 0.5-2.0 s to
 // settle against the winner's 0.6 s (calls 98, 100), on every cold tune's path. A round of turns

@@ -25,7 +25,7 @@ constexpr double kBatchTargetMs = 0.5;
 constexpr int kMaxBatch = 200;
 // A GPU that idled runs its first tens of milliseconds of work at boost clocks, until its power
 // limit pulls them down: on the H200, kernelbench-31's fused conv timed in short bursts read 1.14
-// ms and the same kernel back to back 1.23 ms (docs/runs/2026-12-02/call34-torch-exports). The
+// ms and the same kernel back to back 1.23 ms (docs/runs/2026-12-02/call34-torch-exports.tar.xz). The
 // interleaved rounds (the finalists; the confirmation of quick runs) come after this much GPU
 // time of the same plans back to back, so they compare plans near their sustained clocks. The
 // figures reported and stored come from sustained() (timing_stats.hpp, protocol::SustainPolicy), whose
