@@ -151,7 +151,9 @@ Paired paired(const protocol::TimeFigures& winner, const protocol::TimeFigures& 
 
 // A stored winner, re-verified and re-timed interleaved with `unfused` in this run. Each
 // criterion is named with the figures and the noise it allows for:
-//   verifies    under the math mode's rule, on fresh draws
+//   verifies    under the math mode's rule, on fresh draws: the worker's (worker/input_draws.cpp,
+//               reference::verification_draw), the torch.rand-like one and the signed one, with
+//               the rel-L2 limit derived from each (reference/l2_model.hpp), as `tune` verifies
 //   beats       faster than unfused in at least 3 of 4 interleaved rounds (a winner that is
 //               unfused itself: no slower than unfused by more than the noise, at least 10%)
 //   holds       its speedup over unfused no lower than the stored one by more than
@@ -212,7 +214,10 @@ SmokeCheck check_winner(const db::WinnerRecord& w, const std::string& name, cons
   const auto& t = it->time;
   const Paired p = paired(t, u);
   const std::string verifies = rep.math == MathMode::tf32
-                                   ? fmt::format("verifies (tf32 rule, worst element at {:.2f} of its bound)", it->error.worst_ratio)
+                                   ? fmt::format("verifies (tf32 rule on the torch.rand-like and the signed draw, worst "
+                                                 "element at {:.2f} of its bound, rel-L2 at {:.2f} of the limit)",
+                                                 it->error.worst_ratio,
+                                                 it->error.rel_l2_limit > 0 ? it->error.rel_l2 / it->error.rel_l2_limit : 0.0)
                                    : fmt::format("verifies (fp32 rule, max abs error {:.1e})", it->error.max_abs);
   bool beats = false;
   std::string beats_text;
