@@ -89,8 +89,38 @@ TEST(L2Model, PredictsRoundToNearestAndRejectsTruncation) {
       // by the L2 limit alone on the presets' chains (1.04-2.5x over it), not on relu (0.77-0.92x)
       EXPECT_GT(f_rz.rel_l2, 1.4 * f_rz.expected);
       EXPECT_TRUE(f_rz.per_element_ok);
-      if (p.num_params > 0 || p.reduce) EXPECT_GT(f_rz.rel_l2, f_rz.limit);
+      if (p.num_params > 0 || p.reduce) {
+        EXPECT_GT(f_rz.rel_l2, f_rz.limit);
+      }
     }
+  }
+}
+
+// The optional third draw (positive filters: coherent sums, verification_draw(2)) makes truncation
+// fail the L2 limit by far more than 3x while rounding to nearest stays under half of it.
+TEST(L2Model, CoherentDrawSeparatesTruncationByMoreThanThreeTimes) {
+  const char* specs[] = {
+      "conv2d(n=2,c=64,h=14,w=14,k=64,r=3) | min(0.5) | add(param[k]) | mul(2.0)",
+      "conv2d(n=2,c=64,h=14,w=14,k=64,r=3) | mul(2.0) | reduce_min(channel)",
+      "conv2d(n=2,c=16,h=14,w=14,k=72,r=3,pad=1,stride=2) | relu",
+  };
+  for (const char* spec : specs) {
+    SCOPED_TRACE(spec);
+    const auto p = spec::parse(spec);
+    EXPECT_EQ(verification_draw(2).filters, Filters::positive);
+    const ProblemData data = make_verification_draw(p, 41, 2);
+    for (float w : data.w) ASSERT_GT(w, 0.0f);
+    const BoundedReference b = reference_with_bounds(p, data);
+    const double kappa = var_scale(data.x, data.w);
+    Emulation rn, rz;
+    rz.truncate = true;
+    const Figures f_rn = judge_l2(testing::emulate(p, data, rn), b, kappa);
+    const Figures f_rz = judge_l2(testing::emulate(p, data, rz), b, kappa);
+    std::printf("%-80s draw 2 kappa %.3f  RN %.0f%% of the limit  RZ %.1fx the limit\n", spec, kappa,
+                100 * f_rn.rel_l2 / f_rn.limit, f_rz.rel_l2 / f_rz.limit);
+    EXPECT_TRUE(f_rn.per_element_ok);
+    EXPECT_LT(f_rn.rel_l2, 0.5 * f_rn.limit);
+    EXPECT_GT(f_rz.rel_l2, 3.0 * f_rz.limit);
   }
 }
 

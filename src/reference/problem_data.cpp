@@ -147,7 +147,8 @@ int64_t chan_index(const spec::Problem& p, int param_index) {
   return (p.conv.bias ? p.conv.k : 0) + int64_t(param_index) * p.conv.k;
 }
 
-ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double threshold_fraction, XRange x_range) {
+ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double threshold_fraction, XRange x_range,
+                              Filters filters) {
   check_problem(p);
   if (!(threshold_fraction >= 0.0 && threshold_fraction <= 1.0)) {
     throw InputError("threshold_fraction must be in [0, 1], got " + std::to_string(threshold_fraction));
@@ -167,6 +168,9 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
   }
   auto sym = [bound](std::mt19937_64& g) { return symmetric(g, bound); };
   fill(d.w.data(), c.weight_elems(), seed, kStreamW, sym);
+  if (filters == Filters::positive) {
+    for (float& v : d.w) v = std::fabs(v);  // odd multiples of b * 2^-23 in (0, b): never 0
+  }
   if (c.bias) fill(d.chan.data(), c.k, seed, kStreamBias, sym);
   auto param = [](std::mt19937_64& g) { return symmetric(g, 1.0); };
   for (int i = 0; i < p.num_params; ++i) {
@@ -183,7 +187,7 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
 
 ProblemData make_verification_draw(const spec::Problem& p, uint64_t seed, int d) {
   const DrawPlan plan = verification_draw(d);
-  return make_problem_data(p, seed + uint64_t(d), plan.threshold_fraction, plan.x);
+  return make_problem_data(p, seed + uint64_t(d), plan.threshold_fraction, plan.x, plan.filters);
 }
 
 ProblemData make_wide_range_data(const spec::Problem& p, uint64_t seed) {

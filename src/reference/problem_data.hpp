@@ -31,17 +31,28 @@ enum class XRange { unit, symmetric };
 [[nodiscard]] constexpr float x_lo(XRange r) { return r == XRange::unit ? 0.0f : -1.0f; }
 [[nodiscard]] constexpr float x_hi(XRange) { return 1.0f; }
 
+// How the filters are drawn: U(-b, b) like nn.Conv2d (symmetric), or U(0, b) (positive: every
+// product of a U(0, 1) x has one sign, so a conv output is a coherent sum, |y| ~ sqrt(CRS) times
+// the rounding noise's scale; an error that has a sign -- TF32 truncation -- grows with y there,
+// while round-to-nearest noise does not: CPU emulation 6.5-18x the rel-L2 limit for truncation
+// against 0.3-0.4 of it for rounding, reference_l2_model_test).
+enum class Filters { symmetric, positive };
+
 // The verification draws, one rule for the worker (worker/input_draws.cpp) and the CPU tests:
-//   draw 0  x ~ U(0, 1) (torch.rand), biases as drawn;
-//   draw 1  x ~ U(-1, 1), half the channels' biases on the epilogue's thresholds;
-//   later   alternating x ranges, biases on thresholds.
-// w, biases and per-channel parameters are symmetric around 0 in every draw (below).
+//   draw 0  x ~ U(0, 1) (torch.rand), filters symmetric, biases as drawn;
+//   draw 1  x ~ U(-1, 1), filters symmetric, half the channels' biases on the epilogue's thresholds;
+//   draw 2  x ~ U(0, 1), filters positive, half the biases on thresholds (only where a tune asks
+//           for 3 draws: protocol::RunSetup::draws);
+//   later   alternating x ranges, symmetric filters, biases on thresholds.
+// Biases and per-channel parameters are symmetric around 0 in every draw (below).
 struct DrawPlan {
   XRange x = XRange::unit;
   double threshold_fraction = 0.0;
+  Filters filters = Filters::symmetric;
 };
 [[nodiscard]] constexpr DrawPlan verification_draw(int d) {
-  return {d % 2 == 0 ? XRange::unit : XRange::symmetric, d == 0 ? 0.0 : 0.5};
+  return {d % 2 == 0 ? XRange::unit : XRange::symmetric, d == 0 ? 0.0 : 0.5,
+          d == 2 ? Filters::positive : Filters::symmetric};
 }
 
 // Draws the inputs like PyTorch initializes them, from std::mt19937_64 with our own
@@ -59,7 +70,8 @@ struct DrawPlan {
 // it, which is where a kernel that gets a comparison or a branch wrong shows it. Without
 // a conv bias, or without thresholds, the draw is left as is.
 [[nodiscard]] ProblemData make_problem_data(const spec::Problem& p, uint64_t seed,
-                                            double threshold_fraction = 0.25, XRange x_range = XRange::unit);
+                                            double threshold_fraction = 0.25, XRange x_range = XRange::unit,
+                                            Filters filters = Filters::symmetric);
 // Verification draw d of a problem: make_problem_data(p, seed + d, ...) under verification_draw(d).
 [[nodiscard]] ProblemData make_verification_draw(const spec::Problem& p, uint64_t seed, int d);
 
