@@ -68,14 +68,27 @@ TEST_F(DbDump, ImportOfADumpDumpsTheSameBytes) {
   const std::string text = a.dump();
   auto b = fresh("b.db", true);
   b.import_dump(text);
-  EXPECT_EQ(b.dump(), text);
+  // Issue 42: only fusetune's own files make a winner "shipped": the records of
+  // tuning_db/shipped keep the mark, fill()'s made-up shipped winner (on the A100) loses it.
+  std::string expected;
+  for (size_t at = 0; at < text.size();) {
+    const size_t eol = text.find('\n', at);
+    std::string line = text.substr(at, eol - at + 1);
+    at = eol + 1;
+    if (line.find("\"table\":\"winners\"") != std::string::npos && line.find("A100") != std::string::npos)
+      line.replace(line.find("\"shipped\":1"), 11, "\"shipped\":0");
+    expected += line;
+  }
+  ASSERT_NE(expected, text);
+  EXPECT_EQ(b.dump(), expected);
+  EXPECT_EQ(expected.find("\"shipped\":1") != std::string::npos, text.find("H200\",\"cc_major") != std::string::npos);
   const auto w = b.winner(kKey, "tf32", h200().fingerprint());
   ASSERT_TRUE(w);
   EXPECT_EQ(w->cubin, all_bytes());
   EXPECT_TRUE(b.verify().ok);
   // Importing the same dump again changes nothing.
   b.import_dump(text);
-  EXPECT_EQ(b.dump(), text);
+  EXPECT_EQ(b.dump(), expected);
 }
 
 TEST_F(DbDump, DumpIsJsonLinesWithAVersionedHeader) {
@@ -138,6 +151,14 @@ TEST_F(DbDump, MalformedDumpsAreRefusedNamingTheLineAndChangeNothing) {
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\",\"id\":5}\n", "no field 'id'"},
       {header + "{\"table\":\"problems\",\"key\":\"k\"}\n", "line 2: "},  // canonical is NOT NULL
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":[1]}\n", "wrong kind"},
+      // Issue 42: numbers are JSON numbers (a string "NaN" went in as text and read back as 0 ms),
+      // text is a string.
+      {header + "{\"table\":\"results\",\"time_median_ms\":\"NaN\",\"env\":\"gpu=nowhere\"}\n",
+       "line 2: 'time_median_ms' has a value of the wrong kind: a string (REAL column: a JSON number)"},
+      {header + "{\"table\":\"results\",\"time_count\":1.5,\"env\":\"gpu=nowhere\"}\n",
+       "line 2: 'time_count' has a value of the wrong kind: a number (INTEGER column"},
+      {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":5}\n",
+       "line 2: 'canonical' has a value of the wrong kind: a number (TEXT column: a string)"},
       {header + env_line + "{\"table\":\"results\",\"env\":\"gpu=nowhere\",\"problem\":\"k\"}\n",
        "line 3: environments 'gpu=nowhere' is neither in the database"},
       {header + "{\"table\":\"problems\",\"key\":\"k\",\"canonical\":\"c\"}\n"
@@ -279,9 +300,15 @@ TEST_F(DbDump, MergeAddsTheirRecordsKeepsOursAndLeavesTheirFileAlone) {
     newer.created_at = "2026-06-01T00:00:00.000Z";
     theirs.write_results(h200(), {newer, result("only-theirs", 0.7)});
     theirs.write_winner(testing::winner(a100(), "measured", 2.0));  // beats our shipped one
+    // A shipped mark fusetune's own files do not back is cleared on merge (issue 42): this one
+    // counts as measured, and older than ours, so ours stays.
     auto old_shipped = testing::winner(h200(), "their-shipped", 0.1);
-    old_shipped.shipped = true;  // never beats our measured one
+    old_shipped.shipped = true;
+    old_shipped.created_at = "2026-01-01T00:00:00.000Z";
     theirs.write_winner(old_shipped);
+    auto claimed = testing::winner(h200(), "claims-shipped", 0.2, kKey, "fp32");
+    claimed.shipped = true;
+    theirs.write_winner(claimed);
   }
   const std::string their_bytes = testing::read_bytes(their_path);
   ours.merge_from(their_path.string());
@@ -292,6 +319,9 @@ TEST_F(DbDump, MergeAddsTheirRecordsKeepsOursAndLeavesTheirFileAlone) {
   EXPECT_EQ(got, (std::map<std::string, double>{{"v1", 0.5}, {"only-ours", 2.0}, {"only-theirs", 0.7}}));
   EXPECT_EQ(ours.winner(kKey, "tf32", a100().fingerprint())->variant_name, "measured");
   EXPECT_EQ(ours.winner(kKey, "tf32", h200().fingerprint())->variant_name, "our-winner");
+  const auto claimed_here = ours.winner(kKey, "fp32", h200().fingerprint());
+  ASSERT_TRUE(claimed_here);
+  EXPECT_FALSE(claimed_here->shipped) << "a dump's word alone does not make a record shipped with fusetune";
   EXPECT_TRUE(ours.verify().ok);
 
   const std::string once = ours.dump();
@@ -368,6 +398,27 @@ TEST_F(DbDump, MergeRefusesWhatIsNotASoundFusetuneDatabase) {
     EXPECT_NE(what.find("refers to a missing environments row"), std::string::npos) << what;
   }
   EXPECT_EQ(ours.dump(), before);
+}
+
+// Issue 42: a value of another kind than its column's (text in a REAL column reads back as 0 ms)
+// fails verification; a dump can no longer bring one in (MalformedDumps...), a hand edit can.
+TEST_F(DbDump, VerifyFindsValuesOfTheWrongKind) {
+  const fs::path p = dir_.path() / "t.db";
+  {
+    auto db = Database::open(p.string(), OpenOptions{.load_shipped = false});
+    fill(db);
+  }
+  {
+    const auto c = Connection::open(p.string(), SQLITE_OPEN_READWRITE);
+    c.exec("UPDATE results SET time_median_ms = 'NaN'");
+  }
+  auto db = Database::open(p.string(), OpenOptions{.load_shipped = false});
+  const VerifyReport report = db.verify();
+  EXPECT_FALSE(report.ok);
+  ASSERT_FALSE(report.problems.empty());
+  EXPECT_NE(::testing::PrintToString(report.problems).find("of results.time_median_ms are not of its type REAL"),
+            std::string::npos)
+      << ::testing::PrintToString(report.problems);
 }
 
 TEST_F(DbDump, VerifyFindsWhatIsBroken) {

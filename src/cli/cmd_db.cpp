@@ -10,6 +10,7 @@
 #include "cli/input_file.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/output_guard.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "trust/database_check.hpp"
@@ -44,6 +45,13 @@ void register_db(CLI::App& app, DbArgs& args) {
 int run_db(const DbArgs& args) {
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
   const std::string action = args.action ? args.action() : "";
+  // Before the database is opened (which may create it): a dump never replaces it, and a file
+  // to merge that is the database itself is refused before seconds of record checks.
+  if (action == "dump") refuse_database_output(args.file, path);
+  if (action == "merge")
+    for (const auto& other : args.others)
+      if (same_file(other, path))
+        throw InputError(fmt::format("database to merge {}: it is the database itself", text::printable(other)));
   // dump and verify only read: a database in a read-only folder still serves them.
   auto database = db::Database::open(path, db::OpenOptions{.read_only = action == "dump" || action == "verify"});
   if (action == "dump") {
@@ -51,7 +59,7 @@ int run_db(const DbArgs& args) {
     return 0;
   }
   if (action == "import") {
-    const std::string text = read_input_file(args.file, "the dump");
+    const std::string text = read_input_file(args.file, "the dump", kMaxDumpFileBytes);
     // Staged in memory and checked whole first: a refused dump leaves the database as it was.
     auto staged = db::Database::open(":memory:", db::OpenOptions{.load_shipped = false});
     staged.import_dump(text);

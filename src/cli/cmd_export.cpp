@@ -14,6 +14,7 @@
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/output_guard.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "export/export.hpp"
@@ -109,6 +110,7 @@ int run_export(const ExportArgs& args) {
   if (patch && (args.problem.spec || args.problem.preset))
     throw InputError("--format torch-patch takes its problems from --spec-file, not a SPEC or --preset");
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
+  refuse_database_output(args.output, path);  // before any work: an export never replaces the database
   std::string text;
   std::string what;  // for the line on stderr when the export goes to a file
   if (patch) {
@@ -131,7 +133,7 @@ int run_export(const ExportArgs& args) {
       text = exporter::export_torch(problem, w = for_torch(database, w),
                                     args.format == "kernelbench" ? exporter::TorchFlavor::kernelbench
                                                                  : exporter::TorchFlavor::torch);
-    what = fmt::format("{} measured on {} ({} ms, {:.2f}x vs unfused)", text::printable(w.variant_name),
+    what = fmt::format("{} measured on {} ({:.3f} ms, {:.2f}x vs unfused)", text::printable(w.variant_name),
                        text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
   }
 

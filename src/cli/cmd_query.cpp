@@ -79,7 +79,17 @@ void register_query(CLI::App& app, QueryArgs& args) {
   cmd->add_flag("--all", args.all, "every result, not only winners");
   add_output_args(cmd, args.out, "one row per winner, or per result with --all");
   // Before --json/--csv: kept so that old scripts work; not in --help.
-  cmd->add_option("--format", args.format)->check(CLI::IsMember({"table", "json", "csv"}))->group("");
+  // A hidden option's name is missing from CLI11's own message (": xml not in {...}"): this one
+  // names it (main() drops the empty name's ": ").
+  cmd->add_option("--format", args.format)
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "table" || v == "json" || v == "csv") return {};
+            return fmt::format("--format must be table, json or csv, got '{}' (or use --json, --csv)",
+                               text::excerpt(v, 24));
+          },
+          "", "format"))
+      ->group("");
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
 }
 

@@ -8,6 +8,7 @@
 #include "cli/tune_table.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/output_guard.hpp"
 #include "common/terminal_text.hpp"
 #include "db/clock.hpp"
 #include "db/database.hpp"
@@ -30,13 +31,15 @@ int run_report(const ReportArgs& args) {
   if (args.output.empty()) throw InputError("-o needs a file name (or - for standard output)");
   const auto problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
+  refuse_database_output(args.output, path);  // before any work: a report never replaces the database
   const auto database = db::Database::open(path, db::OpenOptions{.read_only = true});
   const report::ReportData data = report::gather_report(database, problem, args.math, args.gpu);
   const std::string html = report::render_html(
       data, report::PageOptions{.version = FUSETUNE_VERSION, .generated_at = db::utc_now_iso8601(), .param_label = param_display});
   write_output_file(args.output, html);
+  // On stderr, as export says it: stdout is for what a command produces.
   if (args.output != "-")
-    fmt::print("wrote {} ({} KiB): {} {} results for {} on {}\n", text::printable(args.output), (html.size() + 1023) / 1024,
+    fmt::print(stderr, "fusetune: wrote {} ({} KiB): {} {} results for {} on {}\n", text::printable(args.output), (html.size() + 1023) / 1024,
                data.results.size(), data.math, data.key,
                text::printable(data.env ? data.env->gpu_name : std::string("an unknown GPU")));
   return 0;

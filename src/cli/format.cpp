@@ -2,11 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "cli/tune_table.hpp"
+
 namespace fusetune::cli {
 
 std::string params_text(const codegen::Variant& v) {
   std::string s;
-  for (const auto& [name, value] : v.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
+  // Layouts by name (layout=nhwc), as tune's and query's tables show them.
+  // append, not operator+: GCC 12 -O3 flags the concatenation (-Wrestrict false positive).
+  for (const auto& [name, value] : v.params) {
+    if (!s.empty()) s.append(" ");
+    s.append(param_display(name, value));
+  }
   return s.empty() ? "-" : s;
 }
 

@@ -1,21 +1,56 @@
 // fusetune's command line. Every failure ends as one line on stderr and a documented exit
 // code (README: "Exit codes"): 0 ok, 1 failure, 2 bad input, 3 no GPU, 4 nothing stored.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdio>
 #include <exception>
 #include <string_view>
+#include <system_error>
 
 #include "cli/commands.hpp"
 #include "cli/version.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/terminal_text.hpp"
 #include "worker/worker_main.hpp"
 
 namespace {
 
 int run(int argc, char** argv);
+
+// CLI11 says "A subcommand is required" for a misspelt one too (`fusetune db frob`): the word it
+// did not know and the subcommands it could have been, or "" when no word was left over.
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.starts_with("-")) {
+      // An option's value is not a subcommand: skip it unless it came with '='.
+      const CLI::Option* opt = at->get_option_no_throw(arg.substr(0, arg.find('=')));
+      if (opt != nullptr && opt->get_expected_max() > 0 && arg.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : at->get_subcommands({}))
+      if (sub->check_name(arg)) next = sub;
+    if (next != nullptr) {
+      at = next;
+      continue;
+    }
+    std::string names;
+    for (const CLI::App* sub : at->get_subcommands({}))
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+    return fmt::format("unknown {} subcommand '{}' (one of: {})", at->get_name(), fusetune::text::excerpt(arg, 40),
+                       names);
+  }
+  return "";
+}
+
+// Set when a write to standard output failed and was reported: main() does not say it again.
+bool stdout_failure_reported = false;
 
 }  // namespace
 
@@ -27,7 +62,7 @@ int main(int argc, char** argv) {
   const int code = run(argc, argv);
   // Whatever went to stdout must have arrived: `fusetune query > /dev/full` is a failure.
   if (std::string why = finish_stdout(); !why.empty()) {
-    fmt::print(stderr, "fusetune: {}\n", why);
+    if (!stdout_failure_reported) fmt::print(stderr, "fusetune: {}\n", why);
     return code == 0 ? int(ExitCode::failure) : code;
   }
   return code;
@@ -69,7 +104,11 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    fmt::print(stderr, "fusetune: {} (see fusetune --help)\n", e.what());
+    std::string what = e.what();
+    if (what.starts_with(": ")) what.erase(0, 2);  // a hidden option's empty name (cmd_query.cpp)
+    if (what.find("subcommand is required") != std::string::npos)
+      if (std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) what = unknown;
+    fmt::print(stderr, "fusetune: {} (see fusetune --help)\n", what);
     return int(ExitCode::bad_input);
   }
 
@@ -85,8 +124,21 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("from-torch")) return cli::run_from_torch(from_torch_args);
     if (app.got_subcommand("completion")) return cli::run_completion(app, completion_args);
   } catch (const Error& e) {
+    // One line per failure: a stdout write that failed was this error (write_stdout), or is
+    // less to the point than it.
+    stdout_failure_reported = std::ferror(stdout) != 0;
     fmt::print(stderr, "fusetune: {}\n", e.what());
     return int(e.code());
+  } catch (const std::system_error& e) {
+    // fmt::print to a full disk or a closed pipe behind stdout ("cannot write to file"): the
+    // user's output failed, not fusetune. One line, exit 1 (issue 42).
+    if (std::ferror(stdout)) {
+      stdout_failure_reported = true;
+      fmt::print(stderr, "fusetune: cannot write to standard output ({})\n", e.code().message());
+      return int(ExitCode::failure);
+    }
+    fmt::print(stderr, "fusetune: internal error: {}\n", e.what());
+    return int(ExitCode::failure);
   } catch (const std::exception& e) {
     fmt::print(stderr, "fusetune: internal error: {}\n", e.what());
     return int(ExitCode::failure);

@@ -8,9 +8,11 @@
 
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/output_guard.hpp"
 #include "common/terminal_text.hpp"
 #include "db/clock.hpp"
 #include "gpu/compiler.hpp"
+#include "spec/parser.hpp"
 #include "gpu/cudnn_version.hpp"
 #include "gpu/device.hpp"
 #include "gpu/driver_api.hpp"
@@ -37,17 +39,32 @@ bool is_stdout(const std::optional<std::string>& path) {
 
 bool OutputArgs::human_on_stdout() const { return !is_stdout(json) && !is_stdout(csv) && !is_stdout(other); }
 
+namespace {
+
+bool looks_like_a_spec(const std::string& text) {
+  if (text.find('(') == std::string::npos) return false;
+  try {
+    (void)spec::parse(text);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 void check_output_args(const OutputArgs& out, const std::string& db_path) {
   if (int(is_stdout(out.json)) + int(is_stdout(out.csv)) + int(is_stdout(out.other)) > 1)
     throw InputError("only one document can go to standard output: give the others a FILE");
-  if (db_path.empty() || db_path == ":memory:") return;
-  std::error_code ec;
-  const auto db = std::filesystem::weakly_canonical(db_path, ec);
-  for (const auto& path : {out.json, out.csv, out.other}) {
+  for (const auto& [flag, path] : {std::pair{"--json", out.json}, {"--csv", out.csv}, {"", out.other}}) {
     if (!path || is_stdout(path)) continue;
-    std::error_code ec2;
-    if (!ec && std::filesystem::weakly_canonical(*path, ec2) == db && !ec2)
-      throw InputError(fmt::format("{} is the tuning database: write the output to another file", text::printable(*path)));
+    // `query --json 'conv2d(...)'`: the SPEC after a flag whose value is optional became its
+    // file name (issue 42). No file fusetune writes is named like a spec.
+    if (*flag && looks_like_a_spec(*path))
+      throw InputError(fmt::format("{} {}: that is a spec, not a file name: give the SPEC before {} (or write {} - "
+                                   "for standard output)",
+                                   flag, text::excerpt(*path, 40), flag, flag));
+    refuse_database_output(*path, db_path);
   }
 }
 

@@ -18,6 +18,14 @@ namespace fusetune::cli {
 
 namespace {
 
+// A result's timing round as tune's table names it: "1st", "fin", "conf"; "-" when not recorded.
+std::string round_cell(const std::string& round) {
+  if (round == "first pass") return "1st";
+  if (round == "finalists") return "fin";
+  if (round == "confirmation") return "conf";
+  return "-";
+}
+
 
 // "2026-12-01T03:26:40.123Z" -> "2026-12-01 03:26": the minute is enough to tell runs apart.
 std::string minute(const std::string& iso) {
@@ -124,10 +132,12 @@ std::string results_table(const std::vector<db::ResultRecord>& results, const st
       if (vs.size() == 1) fixed += (fixed.empty() ? "" : " ") + *vs.begin();
     if (!fixed.empty()) add_lines(out, "fixed    " + fixed, width);
     const bool tf32 = first.rel_l2_limit > 0;
-    constexpr size_t kFixed = 1 + 22 + 9 + 6 + 9 + 7 * 2;  // mark, status, ms, % copy, error, separators
+    constexpr size_t kFixed = 1 + 22 + 9 + 5 + 6 + 9 + 8 * 2;  // mark, status, ms, round, % copy, error, separators
     const size_t free = width > kFixed + 40 ? width - kFixed : 40;
     const size_t name_w = std::min<size_t>(38, free * 11 / 20);
-    Table t({"", "variant", "parameters", "status", "median ms", "% copy", tf32 ? "err/bound" : "max err"});
+    // "round": which timing round a figure comes from (first-pass figures are few samples; the
+    // winner's is the confirmation round's), as tune's table shows it.
+    Table t({"", "variant", "parameters", "status", "median ms", "round", "% copy", tf32 ? "err/bound" : "max err"});
     std::vector<std::string> failures;
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = *rows[i];
@@ -142,7 +152,7 @@ std::string results_table(const std::vector<db::ResultRecord>& results, const st
       const bool ok = r.status == "ok";
       if (!ok) failures.push_back(fmt::format("{}: {}: {}", r.variant_name, r.status, r.reason));
       t.add({r.variant_name == winner ? "*" : "", cut(name, name_w), cut(shown, free - name_w), cut(r.status, 22),
-             ms_cell(ok ? r.time_median_ms : 0), r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-",
+             ms_cell(ok ? r.time_median_ms : 0), round_cell(r.time_round), r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-",
              !ok && r.status != "wrong_result" ? "-"
              : tf32                             ? fmt::format("{:.2f}", r.worst_ratio)
                                                 : fmt::format("{:.1e}", r.max_abs)});

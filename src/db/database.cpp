@@ -1,6 +1,7 @@
 #include "db/database.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -178,11 +179,13 @@ Connection open_for_reading(const std::string& path, int version) {
 
 Database Database::open(const std::string& path, const OpenOptions& options) {
   if (path.empty()) throw InputError("tuning database path is empty");
+  bool existed = true;
   if (path != ":memory:") {
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
     if (ec) throw InputError(fmt::format("tuning database {}: cannot create {} ({})", path, parent.string(), ec.message()));
+    existed = fs::exists(fs::symlink_status(path, ec));
     const FileCheck check = check_database_file(path);  // throws for anything that is not ours
     if (options.read_only && !check.fresh) {
       try {
@@ -203,8 +206,20 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     prepare_schema(*conn, path, options);
   } catch (const SqliteError& e) {
     // The file is ours and intact (checked above): what failed is writing it (a read-only file
-    // or folder, a full disk). Commands that only read open it read-only instead.
-    throw InputError(fmt::format("tuning database {}: cannot write it ({})", path, sqlite3_errstr(e.result())));
+    // or folder, a full disk). Commands that only read open it read-only instead. The system's
+    // words too: "disk I/O error" alone does not say the disk is full.
+    const int sys = sqlite3_system_errno(conn->get());
+    std::string why = sqlite3_errstr(e.result());
+    if (sys != 0) why += fmt::format(": {}", std::strerror(sys));
+    // A database this call began and could not finish for want of space is not left behind as
+    // an empty file (only then: another process may be creating the same file, and a busy
+    // lock must never remove its work).
+    if (!existed && (e.primary() == SQLITE_FULL || e.primary() == SQLITE_IOERR)) {
+      conn.reset();
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+    }
+    throw InputError(fmt::format("tuning database {}: cannot write it ({})", path, why));
   }
   return Database(std::move(*conn), path);
 }

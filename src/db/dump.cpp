@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <map>
 #include <optional>
 #include <vector>
@@ -15,8 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/lines.hpp"
 #include "common/terminal_text.hpp"
 #include "db/base64.hpp"
+#include "db/embedded_db_files.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
@@ -247,6 +250,32 @@ std::string dump_table(const Connection& conn, const TableInfo& table) {
   return out;
 }
 
+// What makes a winner the one fusetune shipped: where, for what, which code, how fast.
+std::string winner_identity(const Json& w) {
+  Json id = Json::array();
+  for (const char* f : {"env", "problem", "math", "candidate", "variant_name", "variant_json", "time_median_ms"})
+    id.push_back(w.contains(f) ? w[f] : Json());
+  return id.dump();
+}
+
+// Whether one of fusetune's own files of shipped records (tuning_db/shipped, embedded) holds
+// this winner. Parsed once, when a dump first claims a shipped winner.
+bool is_shipped_winner(const Json& w) {
+  static const std::set<std::string> kShipped = [] {
+    std::set<std::string> ids;
+    for (const auto& [name, text] : embedded_db_files()) {
+      if (!name.ends_with(".jsonl")) continue;
+      for_each_line(text, [&](size_t, std::string_view line) {
+        if (line.find("\"table\":\"winners\"") == std::string_view::npos) return;
+        const Json j = Json::parse(line, nullptr, false);
+        if (!j.is_discarded()) ids.insert(winner_identity(j));
+      });
+    }
+    return ids;
+  }();
+  return kShipped.contains(winner_identity(w));
+}
+
 // Imports dump lines one at a time, reusing a prepared INSERT per (table, field set) and
 // remembering parent ids; line_ names the line in messages.
 class Importer {
@@ -262,7 +291,10 @@ class Importer {
       if (t.name == table) info = &t;
     if (info == nullptr) fail(fmt::format("unknown table '{}'", shown(table)));
     j.erase("table");
-    if (options_.mark_shipped && table == "winners") j["shipped"] = 1;
+    // Only fusetune's own files make a record "shipped with fusetune": a dump's claim holds only
+    // for a winner that one of them holds (a sweep's shard merged back), else it is cleared.
+    if (table == "winners" && (options_.mark_shipped || j.contains("shipped")))
+      j["shipped"] = options_.mark_shipped || (j["shipped"] == 1 && is_shipped_winner(j)) ? 1 : 0;
 
     std::vector<std::string> columns;
     for (const auto& [field, value] : j.items()) {
@@ -283,6 +315,9 @@ class Importer {
         if (!value.is_string()) fail(fmt::format("'{}' must be a string", field));
         insert.bind(index++, parent_id(*ref, value.get<std::string>()));
       } else {
+        const auto col = std::find_if(info->columns.begin(), info->columns.end(),
+                                      [&](const TableInfo::Column& c) { return c.name == field; });
+        check_kind(field, col->type, value);
         bind_value(insert, index++, field, value);
       }
     }
@@ -315,6 +350,19 @@ class Importer {
     if (!s.step())
       fail(fmt::format("{} '{}' is neither in the database nor on an earlier line", ref.parent, shown(key)));
     return ids_[cache_key] = s.column_int64(0);
+  }
+
+  // A value of the kind its column declares, as fusetune dumps it (value_to_json): a number
+  // is a JSON number in an INTEGER or REAL column (an integer in INTEGER), a string is text in
+  // a TEXT column. SQLite's affinity would store "time_median_ms":"NaN" as text, which reads
+  // back as 0 ms. Objects and arrays are bind_value's to judge.
+  void check_kind(const std::string& field, const std::string& type, const Json& v) const {
+    const bool numeric = type == "INTEGER" || type == "REAL";
+    if ((numeric && (v.is_string() || v.is_boolean())) || (type == "INTEGER" && v.is_number_float()))
+      fail(fmt::format("'{}' has a value of the wrong kind: {} ({} column: a JSON number{})", field, kind_of(v), type,
+                       type == "INTEGER" ? " without a fraction" : ""));
+    if (type == "TEXT" && (v.is_number() || v.is_boolean()))
+      fail(fmt::format("'{}' has a value of the wrong kind: {} (TEXT column: a string)", field, kind_of(v)));
   }
 
   void bind_value(Statement& s, int index, const std::string& field, const Json& v) {
@@ -391,14 +439,8 @@ std::string dump_database(const Connection& conn) {
 void import_dump(const Connection& conn, std::string_view text, const ImportOptions& options) {
   Importer importer(conn, options);
   bool header_seen = false;
-  size_t line_no = 0;
-  while (!text.empty()) {
-    const size_t eol = text.find('\n');
-    std::string_view line = text.substr(0, eol);
-    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+  for_each_line(text, [&](size_t line_no, std::string_view line) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
     check_line_limits(line, line_no);
     Json j;
     try {
@@ -419,10 +461,10 @@ void import_dump(const Connection& conn, std::string_view text, const ImportOpti
         throw InputError(fmt::format("the dump has schema version {}, newer than this fusetune reads ({})", version,
                                      kSchemaVersion));
       header_seen = true;
-      continue;
+      return;
     }
     importer.row(line_no, std::move(j));
-  }
+  });
   if (!header_seen) throw InputError("the dump is empty (no {\"fusetune_dump\":...} line)");
 }
 

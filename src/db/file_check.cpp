@@ -30,13 +30,55 @@ std::string list(const std::vector<std::string>& names) {
   return s;
 }
 
+// Whether `path`-wal holds anything: then the main file alone is not the database (commits not
+// yet checkpointed, or a checkpoint a kill cut short leaves the main file short), and only a
+// connection that reads the WAL, as SQLite does, sees it whole.
+bool wal_has_content(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return !ec && size > 0;
+}
+
+// Runs `read` on a connection that sees the file as SQLite does (issue 42: an immutable read
+// ignores the -wal, and called a database killed mid-checkpoint "malformed"):
+//   - no -wal content: immutable first, so nothing is locked or created beside a file that may
+//     not be ours; a fault seen that way is confirmed as below (a writer in another process
+//     may have made a -wal since);
+//   - else an ordinary read-only connection: it reads through the -wal (SQLite rebuilds its
+//     index in -shm, creating that file when missing) and its locks keep a writer in another
+//     process from showing as corruption. It writes nothing to the database or the -wal.
+//   - a read-only connection that cannot open (a folder where the -shm cannot be made):
+//     immutable after all, the best that can be read there.
+// `read` may run more than once and must start from nothing each time. SqliteError when no
+// connection reads the file.
+template <class Read>
+void read_as_sqlite_does(const std::string& path, Read&& read) {
+  const bool wal = wal_has_content(path);
+  if (!wal) {
+    try {
+      read(Connection::open_immutable(path));
+      return;
+    } catch (const SqliteError&) {
+      // confirmed below
+    }
+  }
+  try {
+    const Connection ro = Connection::open(path, SQLITE_OPEN_READONLY);
+    sqlite3_busy_timeout(ro.get(), 10000);
+    read(ro);
+    return;
+  } catch (const SqliteError& e) {
+    if (!wal || (e.result() & 0xff) != SQLITE_CANTOPEN) throw;
+  }
+  read(Connection::open_immutable(path));
+}
+
 // SQLite's quick_check (every page of every table and index read and checked, which the
-// schema table alone does not reach): "" when it passes. Immutable first, so nothing is
-// created beside the file; a fault seen that way is confirmed through an ordinary read-only
-// connection, whose locks keep a writer in another process from showing as corruption.
+// schema table alone does not reach): "" when it passes.
 std::string quick_check(const std::string& path) {
-  const auto run = [](const Connection& c) {
-    sqlite3_busy_timeout(c.get(), 10000);
+  std::string fault;
+  const auto run = [&](const Connection& c) {
+    fault.clear();
     Statement s(c, "PRAGMA quick_check");
     std::string first;
     int faults = 0;
@@ -49,29 +91,45 @@ std::string quick_check(const std::string& path) {
     first = first.substr(0, first.find('\n')).substr(0, 120);
     for (char& ch : first)
       if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
-    return faults == 0 ? std::string() : fmt::format("{} ({} fault(s))", first, faults);
+    if (faults != 0) {
+      fault = fmt::format("{} ({} fault(s))", first, faults);
+      // As an error, so that read_as_sqlite_does confirms an immutable read's fault.
+      throw SqliteError(SQLITE_CORRUPT, fault);
+    }
   };
   try {
-    if (run(Connection::open_immutable(path)).empty()) return "";
+    read_as_sqlite_does(path, run);
   } catch (const SqliteError& e) {
-    (void)e;  // confirmed below
-  }
-  const auto had = [&](const char* suffix) { return std::filesystem::exists(path + suffix); };
-  const bool had_wal = had("-wal"), had_shm = had("-shm");
-  std::string fault;
-  try {
-    fault = run(Connection::open(path, SQLITE_OPEN_READONLY));
-  } catch (const SqliteError& e) {
-    fault = sqlite3_errstr(e.result());
-  }
-  // A refused file keeps nothing of ours beside it: an empty -wal and the -shm this check made.
-  std::error_code ec;
-  if (!fault.empty() && !had_wal && std::filesystem::file_size(path + "-wal", ec) == 0 && !ec) {
-    std::filesystem::remove(path + "-wal", ec);
-    if (!had_shm) std::filesystem::remove(path + "-shm", ec);
+    if (fault.empty()) fault = sqlite3_errstr(e.result());
   }
   return fault;
 }
+
+// A file that is refused keeps nothing of ours beside it: the empty -wal and the -shm that a
+// read-only connection makes are removed again (what was there before stays).
+class NoTraceUnlessKept {
+ public:
+  explicit NoTraceUnlessKept(std::string path)
+      : path_(std::move(path)), had_wal_(exists("-wal")), had_shm_(exists("-shm")) {}
+  ~NoTraceUnlessKept() {
+    if (kept_) return;
+    std::error_code ec;
+    if (!had_wal_ && std::filesystem::file_size(path_ + "-wal", ec) == 0 && !ec) std::filesystem::remove(path_ + "-wal", ec);
+    // The -shm is only an index of the -wal, rebuilt by whoever opens the file next.
+    if (!had_shm_) std::filesystem::remove(path_ + "-shm", ec);
+  }
+  NoTraceUnlessKept(const NoTraceUnlessKept&) = delete;
+  NoTraceUnlessKept& operator=(const NoTraceUnlessKept&) = delete;
+  void keep() { kept_ = true; }
+
+ private:
+  [[nodiscard]] bool exists(const char* suffix) const {
+    std::error_code ec;
+    return std::filesystem::exists(path_ + suffix, ec);
+  }
+  std::string path_;
+  bool had_wal_, had_shm_, kept_ = false;
+};
 
 }  // namespace
 
@@ -84,6 +142,13 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
   if (st.type() == fs::file_type::not_found) return {.fresh = true};
   if (ec) throw bad(ec.message());
   if (st.type() == fs::file_type::directory) throw bad("is a directory, not a database file");
+  // /dev/null, a FIFO, a socket: SQLite could only fail on it later with its own words.
+  if (st.type() != fs::file_type::regular)
+    throw bad(fmt::format("is {}, not a database file", st.type() == fs::file_type::character ? "a character device"
+                                                        : st.type() == fs::file_type::fifo    ? "a FIFO (pipe)"
+                                                        : st.type() == fs::file_type::block   ? "a block device"
+                                                        : st.type() == fs::file_type::socket  ? "a socket"
+                                                                                              : "not a regular file"));
   const auto size = fs::file_size(path, ec);
   if (ec) throw bad(ec.message());
   if (size == 0) return {.fresh = true};  // SQLite treats an empty file as an empty database
@@ -101,17 +166,20 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
   int32_t app_id = 0;
   std::vector<std::string> tables;
   int64_t objects = 0;
+  NoTraceUnlessKept no_trace(path);
   try {
-    // Immutable: nothing is locked or created beside the file, whoever it belongs to.
-    const Connection ro = Connection::open_immutable(path);
-    // Reading the whole schema table walks its b-tree: a damaged page shows up here.
-    Statement s(ro, "SELECT type, name FROM sqlite_master ORDER BY rowid");
-    while (s.step()) {
-      ++objects;
-      if (s.column_text(0) == "table" && s.column_text(1).rfind("sqlite_", 0) != 0) tables.push_back(s.column_text(1));
-    }
-    version = static_cast<int>(ro.query_int64("PRAGMA user_version"));
-    app_id = static_cast<int32_t>(ro.query_int64("PRAGMA application_id"));
+    read_as_sqlite_does(path, [&](const Connection& ro) {
+      objects = 0;
+      tables.clear();
+      // Reading the whole schema table walks its b-tree: a damaged page shows up here.
+      Statement s(ro, "SELECT type, name FROM sqlite_master ORDER BY rowid");
+      while (s.step()) {
+        ++objects;
+        if (s.column_text(0) == "table" && s.column_text(1).rfind("sqlite_", 0) != 0) tables.push_back(s.column_text(1));
+      }
+      version = static_cast<int>(ro.query_int64("PRAGMA user_version"));
+      app_id = static_cast<int32_t>(ro.query_int64("PRAGMA application_id"));
+    });
   } catch (const SqliteError& e) {
     // SQLite's words for the fault ("file is not a database", "database disk image is
     // malformed"); the call that met it would only distract in a one-line message.
@@ -121,7 +189,10 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
   if (app_id != kApplicationId) {
     // Only a file with nothing in it at all is ours to fill: a view, an index or a trigger is
     // somebody's.
-    if (objects == 0 && version == 0 && app_id == 0) return {.fresh = true};
+    if (objects == 0 && version == 0 && app_id == 0) {
+      no_trace.keep();
+      return {.fresh = true};
+    }
     throw bad(fmt::format("not a fusetune tuning database (an SQLite file with {}, user_version {}, application_id {})",
                           tables.empty() ? std::string("no tables") : "tables " + list(tables), version, app_id));
   }
@@ -137,6 +208,7 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
     if (!missing.empty()) throw bad("damaged: missing table(s) " + list(missing));
   }
   if (std::string fault = quick_check(path); !fault.empty()) throw bad("damaged: " + fault);
+  no_trace.keep();
   return {.fresh = false, .version = version};
 }
 

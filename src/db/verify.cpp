@@ -89,12 +89,33 @@ void check_fingerprints(const Connection& conn, std::vector<std::string>& proble
   }
 }
 
+// Every value of the kind its column declares (issue 42: a dump's "time_median_ms":"NaN" went in
+// as text, which reads back as 0 ms): numbers in INTEGER and REAL columns (NULL where the schema
+// allows it), text in TEXT columns. SQLite's affinity does not enforce this by itself.
+void check_value_kinds(const Connection& conn, std::vector<std::string>& problems) {
+  for (const auto& table : current_tables()) {
+    for (const auto& col : table.columns) {
+      std::string allowed;
+      if (col.type == "INTEGER") allowed = "'integer', 'null'";
+      else if (col.type == "REAL") allowed = "'real', 'integer', 'null'";
+      else if (col.type == "TEXT") allowed = "'text', 'null'";
+      else continue;
+      const auto count = conn.query_int64(fmt::format("SELECT COUNT(*) FROM {} WHERE typeof({}) NOT IN ({})",
+                                                      table.name, col.name, allowed));
+      if (count > 0)
+        problems.push_back(fmt::format("{} value(s) of {}.{} are not of its type {}", count, table.name, col.name,
+                                       col.type));
+    }
+  }
+}
+
 }  // namespace
 
 VerifyReport verify_database(const Connection& conn) {
   VerifyReport report;
   // Each check runs even when an earlier one failed or threw: the report lists everything.
-  for (auto check : {check_integrity, check_foreign_keys, check_version, check_tables, check_fingerprints}) {
+  for (auto check : {check_integrity, check_foreign_keys, check_version, check_tables, check_fingerprints,
+                     check_value_kinds}) {
     try {
       check(conn, report.problems);
     } catch (const SqliteError& e) {

@@ -5,32 +5,29 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/lines.hpp"
 
 namespace fusetune::exporter {
 
 std::vector<SpecBlock> read_patch_spec(std::string_view text, std::string_view file) {
   const auto listed = spec::parse_spec_list(text, file);
   std::map<size_t, std::string> records;  // line of the spec it follows -> record
-  size_t line_no = 0, last_spec = 0, next = 0;
-  while (!text.empty()) {
-    const size_t eol = text.find('\n');
-    std::string_view line = text.substr(0, eol);
-    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t last_spec = 0, next = 0;
+  // The same splitter as parse_spec_list, so line numbers agree.
+  for_each_line(text, [&](size_t line_no, std::string_view line) {
     if (next < listed.size() && listed[next].line == line_no) {
       last_spec = line_no;
       ++next;
-      continue;
+      return;
     }
     const size_t b = line.find_first_not_of(" \t");
     constexpr std::string_view kMarker = "#@block ";
-    if (b == std::string_view::npos || line.substr(b, kMarker.size()) != kMarker) continue;
+    if (b == std::string_view::npos || line.substr(b, kMarker.size()) != kMarker) return;
     if (last_spec == 0)
       throw InputError(fmt::format("{}:{}: a #@block record before any spec line", file, line_no));
     if (!records.emplace(last_spec, std::string(line.substr(b + kMarker.size()))).second)
       throw InputError(fmt::format("{}:{}: a second #@block record for the spec of line {}", file, line_no, last_spec));
-  }
+  });
   std::vector<SpecBlock> out;
   for (const auto& p : listed) {
     const auto it = records.find(p.line);

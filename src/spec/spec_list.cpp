@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.hpp"
+#include "common/lines.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
 #include "spec/presets.hpp"
@@ -34,16 +35,10 @@ std::string_view trimmed(std::string_view s) {
 std::vector<ListedProblem> parse_spec_list(std::string_view text, std::string_view file) {
   std::vector<ListedProblem> out;
   std::map<std::string, size_t> first_line;  // canonical form -> the line it first appeared on
-  size_t line_no = 0;
-  while (!text.empty()) {
-    const size_t eol = text.find('\n');
-    std::string_view line = text.substr(0, eol);
-    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for_each_line(text, [&](size_t line_no, std::string_view line) {
     if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     const std::string_view word = trimmed(line);
-    if (word.empty()) continue;
+    if (word.empty()) return;
     const auto where = fmt::format("{}:{}", file, line_no);
     ListedProblem p;
     p.line = line_no;
@@ -64,7 +59,7 @@ std::vector<ListedProblem> parse_spec_list(std::string_view text, std::string_vi
     const auto [it, fresh] = first_line.emplace(canonical(p.problem), line_no);
     if (!fresh) p.duplicate_of = it->second;
     out.push_back(std::move(p));
-  }
+  });
   if (out.empty()) throw InputError(fmt::format("{}: no problems (every line is blank or a comment)", file));
   return out;
 }

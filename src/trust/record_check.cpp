@@ -37,6 +37,20 @@ bool token(const std::string& s, size_t max) {
   });
 }
 
+// A date as fusetune writes it (db/clock.cpp): "2026-12-04T15:53:17.437Z". It goes into export
+// headers, JSON and CSV, so nothing else passes; empty means "not yet written".
+bool timestamp(const std::string& s) {
+  if (s.empty()) return true;
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
+  if (s.size() < kShape.size() + 1 || s.size() > kShape.size() + 11 || s.back() != 'Z') return false;
+  for (size_t i = 0; i < kShape.size(); ++i)
+    if (kShape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != kShape[i]) return false;
+  const std::string_view rest = std::string_view(s).substr(kShape.size(), s.size() - kShape.size() - 1);
+  if (rest.empty()) return true;
+  return rest.size() >= 2 && rest[0] == '.' &&
+         std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool time_like(double v) { return std::isnan(v) || (std::isfinite(v) && v >= 0 && v < 1e9); }
 bool figure_like(double v) { return std::isnan(v) || v >= 0; }  // error figures may be infinite
 
@@ -91,6 +105,7 @@ std::string check_result(const db::ResultRecord& r) {
     if (!time_like(v)) return "a time or rate is negative or not finite";
   for (double v : {r.max_abs, r.max_rel, r.rel_l2, r.worst_ratio, r.rel_l2_limit})
     if (!figure_like(v)) return "an error figure is negative";
+  if (!timestamp(r.created_at)) return "its date is not an ISO 8601 UTC time as fusetune writes it";
   if (!r.time_round.empty() && r.time_round != "first pass" && r.time_round != "finalists" &&
       r.time_round != "confirmation")
     return "unknown timing round";
@@ -107,6 +122,7 @@ std::string check_winner(const db::WinnerRecord& w) {
     return "variant, CUBIN or PTX larger than 16 MiB";
   if (!plain_text(w.compile_options, 4096) || !plain_text(w.cudnn_algo, 512) || !plain_text(w.created_at, 64))
     return "compile options, cuDNN algorithm or date too long or with control characters";
+  if (!timestamp(w.created_at)) return "its date is not an ISO 8601 UTC time as fusetune writes it";
   for (double v : {w.time_median_ms, w.time_spread, w.unfused_median_ms, w.cudnn_median_ms})
     if (!time_like(v)) return "a time is negative or not finite";
   if (!w.conv_choices.empty()) {
