@@ -9,7 +9,8 @@
 #   scripts/gpu_planted.sh            (from the repository root, built binaries in build/)
 # Environment: OUT (default /tmp/fusetune-out): results in $OUT/planted/ (tune JSON, logs,
 # summary.md); FUSETUNE_DB (default: a fresh database under $OUT/planted-db, left out of $OUT's
-# results); PLANT (default deep,subtle,wrong); PROBLEMS=quick runs only the two presets.
+# results); PLANT (default deep,subtle,wrong); PROBLEMS=quick runs only the two presets;
+# STRATEGY=exhaustive runs every variant (slower) where the guided search (the default) would not.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/fusetune-out}
@@ -24,7 +25,8 @@ run() {  # name, math, problem args...
   local name=$1 math=$2; shift 2
   echo "== $(date -u +%H:%M:%S) tune $name ($math) with FUSETUNE_TEST_PLANT=$PLANT"
   local t0=$SECONDS
-  FUSETUNE_TEST_PLANT="$PLANT" build/fusetune tune "$@" --math "$math" --force --all --json "$D/$name-$math.json" \
+  FUSETUNE_TEST_PLANT="$PLANT" build/fusetune tune "$@" --math "$math" --force --all ${STRATEGY:+--strategy "$STRATEGY"} \
+    --json "$D/$name-$math.json" \
     >"$D/$name-$math.txt" 2>"$D/$name-$math.err" || { rc=1; echo "tune $name failed: $(tail -2 "$D/$name-$math.err")"; }
   echo "   $((SECONDS - t0)) s; $(grep -c 'planted-' "$D/$name-$math.txt") planted rows"
 }
