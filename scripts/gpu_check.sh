@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -186,6 +186,13 @@ fi
 if want profile; then
   stamp "eager profile"
   PYTHONUNBUFFERED=1 python3 bench/eager_profile.py --benchmark 1 > "$R/eager-profile.md" 2>&1
+  pack
+fi
+# Not part of all: issue 41's planted bugs (scripts/gpu_planted.sh), on a database of their own so
+# that planted variants never reach the dump that is shipped.
+if [[ " ${GPU_STEPS[*]} " == *" planted "* ]]; then
+  stamp "planted bugs must fail verification"
+  FUSETUNE_DB=/tmp/fusetune-planted-db/tuning.db scripts/gpu_planted.sh || rc=1
   pack
 fi
 # Not part of all: the cold-tune timing most calls since call 76 ran by hand.
