@@ -1,6 +1,7 @@
 // The tuner's rows (tune/run/rows.hpp) and strategies (tune/search/), GPU-free: a row keeps its
 // identity and its CUBIN path when rows move, on_batch sees the rows' results without the rows
 // losing them, and the strategy words and the random draw are what the CLI and re-runs rely on.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -83,7 +84,7 @@ codegen::Variant variant(const std::string& name, codegen::Candidate c) {
 
 TEST(TuneStrategy, RandomDrawsItsBudgetOfSolutionsAndKeepsTheBaselines) {
   std::vector<codegen::Variant> all{variant("unfused", codegen::Candidate::unfused)};
-  for (int i = 0; i < 20; ++i) all.push_back(variant("e" + std::to_string(i), codegen::Candidate::epilogue));
+  for (int i = 0; i < 20; ++i) all.push_back(variant(fmt::format("e{}", i), codegen::Candidate::epilogue));
   const auto a = make_random_searcher(5, 7)->choose(all);
   const auto b = make_random_searcher(5, 7)->choose(all);
   ASSERT_EQ(a.size(), 6u);
