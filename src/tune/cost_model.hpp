@@ -12,9 +12,9 @@
 //   - the generated kernels move `kernel_bytes` at the copy bandwidth measured in this run,
 //     slowed by low occupancy (resident warps from registers, shared memory and block size)
 //     and by the last wave's idle SMs;
-//   - a fused convolution (a kernel that does the conv's FLOP itself; its design's hook in
-//     codegen/design_cost.hpp counts them) costs at least its
-//     padded GEMM's FLOP at the math mode's tensor-core rate, with the same wave tail;
+//   - a fused convolution (a kernel that does the conv's FLOP itself) costs at least its
+//     padded GEMM's FLOP (its design's hook, codegen/design_cost.hpp) at the math mode's
+//     tensor-core rate, with the same wave tail;
 //   - a cuDNN graph step has no prior (all configurations of a design cost the same to it).
 #include <cstdint>
 #include <map>
