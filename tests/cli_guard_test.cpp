@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -72,6 +74,7 @@ TEST_F(CliGuard, DevicesFifosAndHugeFilesAreRefusedWhileReading) {
   const auto t0 = std::chrono::steady_clock::now();
   expect_refused("db import /dev/zero --db " + db_, "a character device, not a regular file");
   expect_refused("export --format torch-patch --spec-file /dev/urandom --db " + db_, "a character device");
+  expect_refused("tune --spec-file /dev/zero --db " + db_, "cannot read the spec file /dev/zero: it is a character device");
   ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
   expect_refused("db import " + path("fifo") + " --db " + db_, "a FIFO (pipe), not a regular file");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
@@ -120,6 +123,30 @@ TEST_F(CliGuard, AFailedWriteToStandardOutputIsOneLine) {
   EXPECT_EQ(q.code, 1);
   EXPECT_EQ(lines(q.err), 1u) << q.err;
   EXPECT_EQ(q.err.find("internal error"), std::string::npos) << q.err;
+}
+
+}  // namespace
+}  // namespace fusetune
+
+namespace fusetune {
+namespace {
+
+// A new database on a full disk: one line saying so, and no empty file left behind for the next
+// command to take for a new database (issue 42: "disk I/O error" and a 4 KiB file).
+TEST(CliFullDisk, ANewDatabaseOnAFullDiskLeavesNoFile) {
+  if (std::system("unshare -m sh -c 'mount -t tmpfs -o size=4k tmpfs /mnt' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root and unshare -m)";
+  const std::string log = ::testing::TempDir() + "cli_full." + std::to_string(getpid()) + ".txt";
+  std::string shown;
+  testing::read_pipe("unshare -m sh -c 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && " +
+                         std::string(FUSETUNE_BINARY) + " query --db $d/t.db 2>" + log + "; echo exit=$?; ls -A $d'",
+                     shown);
+  std::ifstream f(log);
+  const std::string err{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  std::remove(log.c_str());
+  EXPECT_EQ(shown, "exit=2\n") << err;
+  EXPECT_EQ(lines(err), 1u) << err;
+  EXPECT_NE(err.find("cannot write it (database or disk is full"), std::string::npos) << err;
 }
 
 }  // namespace

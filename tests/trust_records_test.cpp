@@ -176,6 +176,9 @@ TEST(TrustRecords, FieldsOutsideWhatFusetuneWritesAreNamed) {
       {"not JSON", [](auto& w) { w.variant_json = "{"; }},
       {"nests deeper", [](auto& w) { w.variant_json = std::string(100000, '[') + std::string(100000, ']'); }},
       {"not the one the record names", [](auto& w) { w.variant_name = "epilogue.other"; }},
+      // Issue 42: free text in the date went into export headers, JSON and CSV.
+      {"date is not an ISO 8601 UTC time", [](auto& w) { w.created_at = "2026-12-04 shipped by NVIDIA"; }},
+      {"date is not an ISO 8601 UTC time", [](auto& w) { w.created_at = "2026-12-04T15:53:17.437Z (NVIDIA)"; }},
   };
   for (const auto& c : cases) {
     auto w = own_winner();
@@ -183,6 +186,14 @@ TEST(TrustRecords, FieldsOutsideWhatFusetuneWritesAreNamed) {
     const std::string why = check_winner(w);
     EXPECT_NE(why.find(c.what), std::string::npos) << c.what << ": '" << why << "'";
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+}
+
+TEST(TrustRecords, DatesAreWhatFusetuneWrites) {
+  for (const char* ok : {"2026-12-04T15:53:17.437Z", "2026-12-04T15:53:17Z", ""}) {
+    auto w = own_winner();
+    w.created_at = ok;
+    EXPECT_EQ(check_winner(w), "") << ok;
   }
 }
 

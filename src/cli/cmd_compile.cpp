@@ -10,6 +10,7 @@
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "cli/table.hpp"
+#include "cli/text_fit.hpp"
 #include "cli/validators.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_json.hpp"
@@ -93,18 +94,25 @@ int run_compile(const CompileArgs& args) {
   if (args.out.human_on_stdout()) {
     fmt::print("problem  {}\nkey      {}\narch     {}  math {}\n\n", gen.problem_text, spec::problem_key(problem),
                args.arch, args.math);
+    // Names and parameters cut, a failure's reason under the table: one row per line in about
+    // 120 columns (issue 42: 177, with layouts as numbers).
     Table t({"candidate", "variant", "parameters", "status", "regs", "spills", "smem", "compile ms"});
+    std::vector<std::string> reasons;
     for (const auto& r : results) {
       const bool compiled = !r.variant.source.empty();
-      t.add({std::string(codegen::candidate_name(r.variant.candidate)), r.variant.name, params_text(r.variant),
+      if (r.status != protocol::Status::ok)
+        reasons.push_back(fmt::format("{}: {}: {}", r.variant.name, protocol::status_name(r.status), r.reason));
+      t.add({std::string(codegen::candidate_name(r.variant.candidate)), cut(r.variant.name, 40),
+             cut(params_text(r.variant), 36),
              r.status == protocol::Status::ok ? std::string(compiled ? "ok" : "ok (library)")
-                                          : fmt::format("{}: {}", protocol::status_name(r.status), r.reason),
+                                              : std::string(protocol::status_name(r.status)),
              compiled ? std::to_string(r.compile.registers) : "-",
              compiled ? std::to_string(r.compile.spill_stores + r.compile.spill_loads) : "-",
              compiled ? std::to_string(r.compile.smem_bytes) : "-",
              compiled ? fmt::format("{:.0f}", r.compile.compile_ms) : "-"});
     }
     fmt::print("{}\n{} variants: {} ok, {} failed\n", t.render(), results.size(), results.size() - failed, failed);
+    for (const auto& line : reasons) fmt::print("{}", labelled_lines(line, 120));
   }
   return failed ? int(ExitCode::failure) : int(ExitCode::ok);
 }

@@ -18,7 +18,9 @@
 #include "cli/commands.hpp"
 #include "cli/embedded_python.hpp"
 #include "common/error.hpp"
+#include "common/output_guard.hpp"
 #include "common/temp_dir.hpp"
+#include "db/database.hpp"
 
 extern char** environ;
 
@@ -46,6 +48,10 @@ void register_from_torch(CLI::App& app, FromTorchArgs& args) {
 }
 
 int run_from_torch(const FromTorchArgs& args) {
+  // The spec file and the JSON never replace the tuning database (the default one: this command
+  // has no --db), checked before Python starts.
+  for (const auto& out : {args.output, args.json})
+    if (out && *out != "-") refuse_database_output(*out, db::default_db_path());
   const TempDir dir("fusetune-from-torch");
   const auto pkg = dir.path() / "fusetune_torch";
   std::filesystem::create_directories(pkg);

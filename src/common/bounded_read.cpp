@@ -58,6 +58,7 @@ std::string read_bounded_file(const std::string& path, std::string_view what, si
   const Fd fd(raw);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw refuse(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw refuse("it is a directory, not a file");
   if (!S_ISREG(st.st_mode)) throw refuse(fmt::format("it is {}, not a regular file", kind_of(st.st_mode)));
   if (st.st_size > 0 && size_t(st.st_size) > limit)
     throw refuse(fmt::format("larger than the {} limit ({} bytes)", size_text(limit), st.st_size));
