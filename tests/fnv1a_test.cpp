@@ -26,6 +26,9 @@ TEST(Fnv1a, IncrementalEqualsOneShot) {
   // Bytes above 0x7f hash as unsigned, whatever the signedness of char.
   EXPECT_EQ(fnv1a64("\xff"), Fnv1a64().add(static_cast<unsigned char>(0xff)).value());
   EXPECT_EQ(fnv1a64("\xff"), 0xaf64724c8602eb6eULL);
+  // The short basis is the published one with its last decimal digit lost.
+  EXPECT_EQ(Fnv1a64::kShortBasis, Fnv1a64::kOffsetBasis / 10);
+  EXPECT_EQ(Fnv1a64(Fnv1a64::kShortBasis).add("a").value(), (Fnv1a64::kShortBasis ^ 'a') * Fnv1a64::kPrime);
 }
 
 // templates_hash() as it was written before the shared function (embedded_templates.cpp at

@@ -18,9 +18,10 @@ std::string_view template_source(const std::string& file_name) {
 std::string templates_hash() {
   // 64-bit FNV-1a over every template's name and text, in name order (std::map): a change to
   // any template changes the environment fingerprint, so stored results go stale with it.
-  // A separator byte after each piece: ("ab","c") and ("a","bc") differ.
+  // A separator byte after each piece: ("ab","c") and ("a","bc") differ. The short basis is
+  // what this hash has always started from (see fnv1a.hpp).
   constexpr unsigned char kSeparator = 0xff;
-  Fnv1a64 h;
+  Fnv1a64 h(Fnv1a64::kShortBasis);
   for (const auto& [name, text] : embedded_templates()) {
     h.add(name).add(kSeparator);
     h.add(text).add(kSeparator);
