@@ -1,5 +1,6 @@
 // `tune --strategy model` GPU-free: the guided search (tune/guided_search.hpp) replayed on the
-// landscapes of every H200 tune recorded under docs/runs/ (each variant's recorded median stands
+// landscapes of every H200 tune recorded in docs/runs/'s archives (tests/data/recorded_tunes.txt
+// lists them; each variant's recorded median stands
 // in for measuring it), with the priors the tuner would give it (tune/cost_model.hpp, from the
 // regenerated variants; registers unknown, as in the tuner, which searches while they compile). Its best must be within 2% of the recorded
 // exhaustive best on every landscape, and on the large ones (>= 100 solution variants: the
@@ -11,8 +12,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "codegen/generate.hpp"
+#include "common/temp_dir.hpp"
 #include "gpu/device_limits.hpp"
 #include "spec/parser.hpp"
 #include "tune/cost_model.hpp"
@@ -30,13 +34,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json read_gz_json(const fs::path& p) {
-  const std::string cmd = "gzip -dc '" + p.string() + "'";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  std::string text;
-  char buf[65536];
-  for (size_t n; pipe && (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) text.append(buf, n);
-  return nlohmann::json::parse(text);
+// The recorded tunes, listed in tests/data/recorded_tunes.txt as ARCHIVE.tar.xz:member (the run
+// records are archives, docs/runs/README.md): each archive's members extracted once, with tar,
+// into a directory of this test's own, then read from there. Returns (citation, report) pairs in
+// the manifest's order.
+std::vector<std::pair<std::string, nlohmann::json>> recorded_reports() {
+  const fs::path src(FUSETUNE_SOURCE_DIR);
+  std::ifstream manifest(src / "tests" / "data" / "recorded_tunes.txt");
+  std::map<std::string, std::vector<std::string>> by_archive;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (std::string line; std::getline(manifest, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t colon = line.find(':');
+    by_archive[line.substr(0, colon)].push_back(line.substr(colon + 1));
+    order.emplace_back(line.substr(0, colon), line.substr(colon + 1));
+  }
+  const TempDir dir("fusetune-recorded-tunes");
+  for (const auto& [archive, members] : by_archive) {
+    const fs::path to = dir.path() / archive;
+    fs::create_directories(to);
+    std::string cmd = "tar -xJf '" + (src / archive).string() + "' -C '" + to.string() + "'";
+    for (const auto& m : members) cmd += " '" + m + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  for (const auto& [archive, member] : order) {
+    std::ifstream in(dir.path() / archive / member);
+    out.emplace_back(archive + ":" + member, nlohmann::json::parse(in));
+  }
+  return out;
 }
 
 struct Landscape {
@@ -45,19 +71,12 @@ struct Landscape {
   std::vector<std::optional<double>> time;  // the recorded median of a verified variant
 };
 
-std::vector<Landscape> recorded() {
+std::vector<Landscape> load_recorded() {
   std::vector<Landscape> out;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(FUSETUNE_SOURCE_DIR) / "docs" / "runs")) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with("tune-") && name.ends_with(".json.gz")) files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
   const gpu::DeviceLimits dev = *gpu::limits_for_arch("sm_90");
-  for (const auto& f : files) {
-    const nlohmann::json j = read_gz_json(f);
+  for (const auto& [citation, j] : recorded_reports()) {
     Landscape l;
-    l.file = fs::relative(f, fs::path(FUSETUNE_SOURCE_DIR) / "docs" / "runs").string();
+    l.file = citation;
     const spec::Problem problem = spec::parse(j.at("problem").get<std::string>());
     std::map<std::string, codegen::Variant> generated;
     for (auto& v : codegen::generate_variants(problem, dev)) generated.emplace(v.name, std::move(v));
@@ -87,6 +106,12 @@ std::vector<Landscape> recorded() {
   return out;
 }
 
+// Loaded once per test binary: every test replays the same landscapes.
+const std::vector<Landscape>& recorded() {
+  static const std::vector<Landscape> all = load_recorded();
+  return all;
+}
+
 struct Replay {
   double best = 0, exhaustive = 0;
   size_t measured = 0, size = 0;
@@ -105,7 +130,7 @@ Replay replay(const Landscape& l, GuidedOptions o = {}) {
 }
 
 TEST(GuidedSearch, MatchesExhaustiveOnEveryRecordedH200Tune) {
-  const auto all = recorded();
+  const auto& all = recorded();
   ASSERT_GE(all.size(), 40u) << "the recorded tunes under docs/runs/";
   double worst = 0, worst_frac_large = 0, sum_frac = 0;
   for (const auto& l : all) {
@@ -137,7 +162,7 @@ TEST(GuidedSearch, MatchesExhaustiveOnEveryRecordedH200Tune) {
 // With it: 2444 and 2610, at most 28.8% and 31.1% of a space of 100 or more, every best within
 // 2% (worst +1.46% and +1.69%).
 TEST(GuidedSearch, WithSeveralPicksOutItStaysNearExhaustive) {
-  const auto all = recorded();
+  const auto& all = recorded();
   ASSERT_FALSE(all.empty());
   for (size_t width : {2, 4}) {
     size_t measured = 0, measured_one = 0, within = 0;
@@ -183,7 +208,7 @@ TEST(GuidedSearch, WithSeveralPicksOutItStaysNearExhaustive) {
 }
 
 TEST(GuidedSearch, IsDeterministicForASeed) {
-  const auto all = recorded();
+  const auto& all = recorded();
   ASSERT_FALSE(all.empty());
   const Landscape& l = all.back();
   const auto order = [&](uint64_t seed) {
@@ -404,7 +429,7 @@ TEST(GuidedSearch, SurvivesFailuresAndStopsWhenNothingVerifies) {
 // setting replayed on every recorded landscape; the defaults keep the worst loss under 2% with
 // the fewest variants measured on the large spaces.
 TEST(GuidedSearchSweep, DISABLED_Options) {
-  const auto all = recorded();
+  const auto& all = recorded();
   for (double margin : {0.0, 0.01, 0.02})
     for (double bonus : {0.03, 0.05, 0.08, 0.12})
       for (int min_samples : {2, 3, 4}) {
