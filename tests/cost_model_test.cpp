@@ -45,7 +45,7 @@ TEST(CostModel, AConvStepNotTimedYetCostsItsFlopFloor) {
 // The compile pool's first order is made before the baselines run. A pipeline around cuDNN's
 // conv does the conv's FLOP and then moves bytes, so it must not rank ahead of the fused convs
 // there: when its conv counted 0, the pool spent a cold kernelbench-31 tune's first seconds on
-// epilogue kernels (docs/runs/2026-12-04/call95-keep-copies).
+// epilogue kernels (docs/runs/2026-12-04/call95-keep-copies.tar.xz).
 TEST(CostModel, BeforeTheBaselinesNoConvPipelineRanksAheadOfTheFusedConvs) {
   const gpu::DeviceLimits dev = *gpu::limits_for_arch("sm_90");
   for (const char* preset : {"kernelbench-31", "kernelbench-32"}) {

@@ -3,7 +3,7 @@
 // takes each result when it needs it: the guided search measures the variants it picks as soon
 // as they are compiled instead of waiting for the whole space (on the H200 a cold compile of
 // kernelbench-31's 162 solutions took about 8 s of 16 cores, and the search measured 22 of
-// them: docs/runs/2026-12-03/call54-devcache). get() compiles a variant no pool thread has
+// them: docs/runs/2026-12-03/call54-devcache.tar.xz). get() compiles a variant no pool thread has
 // started on the calling thread; stop() lets the pool finish what it started and take nothing
 // new, so a search that ends early does not pay for the rest.
 #include <condition_variable>

@@ -8,7 +8,7 @@
 //     order, made before the baselines run, ranked every pipeline around cuDNN's conv ahead of
 //     the fused convs, whose FLOP it did count, and on #31 spent the first 3 s of 14 threads on
 //     epilogue kernels and the fused conv's N = 64 tiles; the search's picks compiled late,
-//     docs/runs/2026-12-04/call95-keep-copies/trace-1.txt);
+//     docs/runs/2026-12-04/call95-keep-copies.tar.xz:trace-1.txt);
 //   - the generated kernels move `kernel_bytes` at the copy bandwidth measured in this run,
 //     slowed by low occupancy (resident warps from registers, shared memory and block size)
 //     and by the last wave's idle SMs;

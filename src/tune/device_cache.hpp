@@ -1,7 +1,7 @@
 #pragma once
 // The worker's description of a GPU, kept per user between runs, so that a stored answer needs
 // no worker at all: on the H200 initialising the CUDA driver (cuInit) took 0.18 s of a stored
-// answer's 0.23 (docs/runs/2026-12-03/call53-stored/stored-probe.txt), and the stored winner is
+// answer's 0.23 (docs/runs/2026-12-03/call53-stored.tar.xz:stored-probe.txt), and the stored winner is
 // looked up by the facts it returns.
 //
 // An entry is only as good as its key, which holds everything that could change what the driver

@@ -51,7 +51,7 @@ void finalist_round(Measurer& m) {
     }
     // The first pass times each variant in a short burst, and a burst right after a cool
     // spell runs at boost clocks: on the H200 two variants of one design swapped places by
-    // 8% between the first pass and sustained timing (docs/runs/2026-12-02/call39-epilogue-ilp,
+    // 8% between the first pass and sustained timing (docs/runs/2026-12-02/call39-epilogue-ilp.tar.xz,
     // `mish | mish`). So every variant within kFinalistMargin of the design's best goes on to
     // the interleaved round too, up to kMaxFinalists (or TuneOptions::finalists if larger).
     size_t keep = std::min(idx.size(), size_t(std::max(1, ctx.opt.finalists)));
@@ -74,7 +74,7 @@ void finalist_round(Measurer& m) {
 // fastest, the one the report compares with and the confirmation round times. The others keep
 // their first passes; the fastest of each role is timed sustained in the confirmation round (or
 // was, early). On #31 the two unfused pipelines and two cuDNN convs were 44% of each finalist
-// round's GPU time (docs/runs/2026-12-04/call90-picks-ahead-31).
+// round's GPU time (docs/runs/2026-12-04/call90-picks-ahead-31.tar.xz).
 std::vector<size_t> round_references(const Rows& rows, std::vector<size_t> idx, std::optional<double> reach,
                                      const std::function<double(size_t)>& estimate) {
   auto median = [&](size_t i) { return rows.result(i).time.median_ms; };
