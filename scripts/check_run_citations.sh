@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Every run record a figure cites must exist: in README.md and docs/*.md (or the files named as
-# arguments), each citation ARCHIVE.tar.xz:member (docs/runs/DATE/callNN-name.tar.xz:path, or the
+# Every run record a figure cites must exist: in README.md, docs/*.md and the sources (or the files
+# named as arguments), each citation ARCHIVE.tar.xz:member (docs/runs/DATE/callNN-name.tar.xz:path, or the
 # archive's name alone where the text is about one day's runs) must name an archive under
 # docs/runs/ and a member in it (globs such as tune-*.txt, {1,2} and a trailing '-' match some
 # member), and every other docs/runs/ path or callNN-name/ folder must exist as a file. Exits 1
 # and lists each missing citation; prints the count checked on success. See docs/runs/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || set -- README.md docs/*.md
+# Default: the docs, and the comments of every source, test, bench and template file.
+if [ $# -eq 0 ]; then
+  mapfile -t sources < <(git ls-files src tests python bench kernel_templates | grep -E '\.(cpp|hpp|py|txt|cu|cuh|md)$')
+  set -- README.md docs/*.md "${sources[@]}"
+fi
 exec python3 - "$@" <<'PY'
 import fnmatch, glob, os, re, sys, tarfile
 archives = {}                      # stem -> [path]
