@@ -52,4 +52,6 @@ const CandidateInfo* candidate_info(std::string_view name) {
   return nullptr;
 }
 
+bool engines_at_run_time(const Variant& v) { return candidate_info(v.candidate).engines_at_run_time; }
+
 }  // namespace fusetune::codegen

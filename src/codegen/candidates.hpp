@@ -45,4 +45,8 @@ struct CandidateInfo {
 // database row from another version).
 [[nodiscard]] const CandidateInfo* candidate_info(std::string_view name);
 
+// Whether v's candidate is one whose generated templates become one variant per cuDNN engine
+// configuration at run time (its row's engines_at_run_time).
+[[nodiscard]] bool engines_at_run_time(const Variant& v);
+
 }  // namespace fusetune::codegen

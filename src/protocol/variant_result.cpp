@@ -1,5 +1,7 @@
 #include "protocol/variant_result.hpp"
 
+#include "codegen/candidates.hpp"
+
 namespace fusetune::protocol {
 
 std::string_view time_round_name(TimeRound r) {
@@ -12,7 +14,7 @@ std::string_view time_round_name(TimeRound r) {
 }
 
 bool cudnn_owned_failure(const std::vector<VariantResult>& all, const VariantResult& r) {
-  if (r.variant.candidate != codegen::Candidate::cudnn_fused || r.reason.empty()) return false;
+  if (!codegen::engines_at_run_time(r.variant) || r.reason.empty()) return false;
   if (r.status == Status::not_supported) return true;
   if (r.status != Status::wrong_result) return false;
   for (const auto& o : all)

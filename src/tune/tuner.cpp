@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "codegen/candidates.hpp"
 #include "codegen/cudnn_engine.hpp"
 #include "codegen/generate.hpp"
 #include "common/error.hpp"
@@ -50,7 +51,7 @@ std::vector<codegen::Variant> sample_variants(std::vector<codegen::Variant> all,
 // A cudnn-fused template: its configurations, which are what shards split and what
 // TuneDecision::only names, exist only once the worker lists them (engine expansion).
 bool engines_later(const codegen::Variant& v) {
-  return v.candidate == codegen::Candidate::cudnn_fused && !codegen::engine_of(v);
+  return codegen::engines_at_run_time(v) && !codegen::engine_of(v);
 }
 
 // The phase driver: the phases in order, each handing its work to the piece that owns the state

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <numeric>
 
+#include "codegen/candidates.hpp"
+
 namespace fusetune::tune {
 
 using codegen::Role;
@@ -95,7 +97,7 @@ void CompileStage::join(Rows& rows, bool all) {
   if (joined_) return;
   joined_ = true;
   for (size_t i = 0; i < rows.size(); ++i)
-    if (all || rows.result(i).variant.candidate == codegen::Candidate::cudnn_fused) take(rows, i);
+    if (all || codegen::engines_at_run_time(rows.result(i).variant)) take(rows, i);
   if (all) ctx_.progress("compiling", total_, total_, "");
   for (const auto& r : ctx_.opt.injected) place(rows.add(r), r);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "codegen/candidates.hpp"
 #include "codegen/cudnn_engine.hpp"
 
 namespace fusetune::tune {
@@ -75,7 +76,7 @@ std::vector<protocol::VariantResult> expand(const RunContext& ctx, WorkerFleet& 
 void expand_engines(const RunContext& ctx, WorkerFleet& fleet, Rows& rows, const TuneDecision& decision, bool build) {
   for (size_t i = 0; i < rows.size();) {
     const auto& r = rows.result(i);
-    if (r.variant.candidate != codegen::Candidate::cudnn_fused || codegen::engine_of(r.variant) ||
+    if (!codegen::engines_at_run_time(r.variant) || codegen::engine_of(r.variant) ||
         r.status != protocol::Status::ok) {
       ++i;
       continue;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <string>
 
+#include "codegen/candidates.hpp"
 #include "codegen/cudnn_engine.hpp"
 #include "tune/guided_search.hpp"
 #include "tune/search/searcher.hpp"
@@ -107,7 +108,7 @@ std::vector<size_t> GuidedSearcher::graphs_ahead(const Rows& rows, const std::ve
     if (out.size() == kAhead) break;
     const size_t i = idx[j];
     const auto& r = rows.result(i);
-    if (i != now && r.status == protocol::Status::ok && r.variant.candidate == codegen::Candidate::cudnn_fused &&
+    if (i != now && r.status == protocol::Status::ok && codegen::engines_at_run_time(r.variant) &&
         codegen::engine_of(r.variant))
       out.push_back(i);
   }
