@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -78,6 +80,33 @@ TEST(DbWal, ADatabaseKilledMidCheckpointOpensWithEveryRecord) {
   auto db = Database::open(killed.string(), OpenOptions{.load_shipped = false});
   EXPECT_TRUE(db.verify().ok);
   EXPECT_EQ(db.results(std::nullopt, "", std::nullopt).size(), kRecords);
+}
+
+// The same file in a folder nobody may write (a read-only mount): SQLite cannot make the -shm
+// it needs to read the -wal there, so fusetune reads a private copy of both.
+TEST(DbWal, ADatabaseKilledMidCheckpointInAReadOnlyFolderIsReadWhole) {
+  if (std::system("unshare -m sh -c 'mount --bind /tmp /mnt && mount -o remount,ro,bind /mnt' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "cannot make a read-only bind mount here (needs root and unshare -m)";
+  TempDir dir("ft-wal");
+  const fs::path killed = killed_mid_checkpoint(dir.path());
+  const std::string d = dir.path().string();
+  std::string out;
+  FILE* p = popen(("unshare -m sh -c 'mount --bind " + d + " " + d + " && mount -o remount,ro,bind " + d + " && " +
+                   FUSETUNE_BINARY + " db dump --db " + killed.string() + "; echo exit=$?' 2>&1")
+                      .c_str(),
+                  "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  size_t results = 0;
+  for (size_t at = out.find("{\"table\":\"results\""); at != std::string::npos;
+       at = out.find("{\"table\":\"results\"", at + 1))
+    ++results;
+  EXPECT_EQ(results, kRecords) << out.substr(0, 400);
+  EXPECT_NE(out.find("exit=0"), std::string::npos) << out.substr(out.size() > 400 ? out.size() - 400 : 0);
+  EXPECT_FALSE(fs::exists(killed.string() + "-shm"));
 }
 
 // A foreign SQLite file with a -wal is still refused, and keeps nothing of ours beside it.

@@ -19,6 +19,7 @@
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
 #include "db/transaction.hpp"
+#include "db/wal_copy.hpp"
 
 namespace fusetune::db {
 
@@ -168,6 +169,13 @@ Connection open_for_reading(const std::string& path, int version) {
     (void)conn->query_int64("SELECT COUNT(*) FROM sqlite_master");  // a WAL file needs its -shm here
   } catch (const SqliteError&) {
     conn.reset();
+    std::error_code ec;
+    if (fs::file_size(path + "-wal", ec) > 0 && !ec) {
+      // Committed pages in the -wal that SQLite cannot read here: an immutable read would
+      // ignore them (issue 42). Read a private copy through its WAL instead.
+      const WalCopy copy(path);
+      return snapshot_in_memory(copy.open(), version);
+    }
     conn.emplace(Connection::open_immutable(path));
   }
   if (version < kSchemaVersion) return snapshot_in_memory(*conn, version);

@@ -16,6 +16,7 @@
 #include "db/schema.hpp"
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
+#include "db/wal_copy.hpp"
 
 namespace fusetune::db {
 
@@ -47,8 +48,8 @@ bool wal_has_content(const std::string& path) {
 //   - else an ordinary read-only connection: it reads through the -wal (SQLite rebuilds its
 //     index in -shm, creating that file when missing) and its locks keep a writer in another
 //     process from showing as corruption. It writes nothing to the database or the -wal.
-//   - a read-only connection that cannot open (a folder where the -shm cannot be made):
-//     immutable after all, the best that can be read there.
+//   - a read-only connection that cannot open (a folder where the -shm cannot be made): a
+//     private copy of the file and its -wal, read through the WAL (db/wal_copy.hpp).
 // `read` may run more than once and must start from nothing each time. SqliteError when no
 // connection reads the file.
 template <class Read>
@@ -68,9 +69,13 @@ void read_as_sqlite_does(const std::string& path, Read&& read) {
     read(ro);
     return;
   } catch (const SqliteError& e) {
-    if (!wal || (e.result() & 0xff) != SQLITE_CANTOPEN) throw;
+    // What the file holds (a fault, another writer's lock) is the answer; only a connection
+    // that could not set up its reading (no -shm: CANTOPEN, READONLY_CANTINIT) tries the copy.
+    const int primary = e.result() & 0xff;
+    if (!wal || (primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY && primary != SQLITE_IOERR)) throw;
   }
-  read(Connection::open_immutable(path));
+  const WalCopy copy(path);
+  read(copy.open());
 }
 
 // SQLite's quick_check (every page of every table and index read and checked, which the
