@@ -112,6 +112,24 @@ TEST_F(CliGuard, MessagesNameWhatWentWrong) {
       << d.err;
 }
 
+// Issue 42 (wording): query --all says which timing round each figure comes from; compile's
+// table names layouts as tune's and query's do and keeps a failure's reason out of its rows.
+TEST_F(CliGuard, TablesSayWhereFiguresComeFromAndNameLayouts) {
+  const auto q = run("query --all --preset kernelbench-31 --math tf32 --db " + db_);
+  ASSERT_EQ(q.code, 0) << q.err;
+  EXPECT_NE(q.out.find(" round "), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find("conf"), std::string::npos) << q.out;
+  const auto c = run("compile 'conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | relu' --arch sm_90 -q");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("layout=nchw"), std::string::npos);
+  EXPECT_EQ(c.out.find("layout=0"), std::string::npos);
+  for (size_t at = 0, eol; at < c.out.size(); at = eol + 1) {
+    eol = c.out.find('\n', at);
+    if (eol == std::string::npos) eol = c.out.size();
+    EXPECT_LE(eol - at, 130u) << c.out.substr(at, eol - at);
+  }
+}
+
 // A write to stdout that fails is one line, exit 1 (it was "internal error: cannot write to
 // file" and a second line).
 TEST_F(CliGuard, AFailedWriteToStandardOutputIsOneLine) {

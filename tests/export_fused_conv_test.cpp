@@ -258,6 +258,22 @@ TEST(ExportFusedConv, CuNamesTheGencodeFlagThatBuildsIt) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
+// Issue 42: a fused-conv winner runs no cuDNN conv, and its fp32 mode is 3xTF32: the header
+// says so (it said "TF32 tensor cores in the cuDNN conv", "(cuDNN conv included)", and called
+// 3xTF32 "strict IEEE fp32 products"). An epilogue winner's header keeps the cuDNN conv.
+TEST(ExportFusedConv, HeaderSaysNoCudnnConvRuns) {
+  const Fixture& f = fixture();
+  const std::string text = export_cu(f.problem, f.fused_winner);
+  const std::string header = text.substr(0, text.find("// Use:"));
+  EXPECT_FALSE(contains(header, "cuDNN conv included")) << header;
+  EXPECT_FALSE(contains(header, "in the cuDNN conv")) << header;
+  EXPECT_FALSE(contains(header, "IEEE")) << header;
+  EXPECT_TRUE(contains(header, "the conv is in it: no cuDNN runs")) << header;
+  EXPECT_TRUE(contains(header, "in the fused conv kernel")) << header;
+  const std::string epi = export_cu(f.problem, f.epilogue_winner);
+  EXPECT_TRUE(contains(epi.substr(0, epi.find("// Use:")), "cuDNN conv included"));
+}
+
 TEST(ExportFusedConv, TorchEmbedsTheCubinAndChecksTheComputeCapability) {
   const Fixture& f = fixture();
   const std::string m = export_torch(f.problem, f.fused_winner);
