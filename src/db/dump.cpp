@@ -19,7 +19,7 @@
 #include "common/lines.hpp"
 #include "common/terminal_text.hpp"
 #include "db/base64.hpp"
-#include "db/embedded_db_files.hpp"
+#include "db/shipped_winners.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite_check.hpp"
 #include "db/statement.hpp"
@@ -248,32 +248,6 @@ std::string dump_table(const Connection& conn, const TableInfo& table) {
     out += '\n';
   }
   return out;
-}
-
-// What makes a winner the one fusetune shipped: where, for what, which code, how fast.
-std::string winner_identity(const Json& w) {
-  Json id = Json::array();
-  for (const char* f : {"env", "problem", "math", "candidate", "variant_name", "variant_json", "time_median_ms"})
-    id.push_back(w.contains(f) ? w[f] : Json());
-  return id.dump();
-}
-
-// Whether one of fusetune's own files of shipped records (tuning_db/shipped, embedded) holds
-// this winner. Parsed once, when a dump first claims a shipped winner.
-bool is_shipped_winner(const Json& w) {
-  static const std::set<std::string> kShipped = [] {
-    std::set<std::string> ids;
-    for (const auto& [name, text] : embedded_db_files()) {
-      if (!name.ends_with(".jsonl")) continue;
-      for_each_line(text, [&](size_t, std::string_view line) {
-        if (line.find("\"table\":\"winners\"") == std::string_view::npos) return;
-        const Json j = Json::parse(line, nullptr, false);
-        if (!j.is_discarded()) ids.insert(winner_identity(j));
-      });
-    }
-    return ids;
-  }();
-  return kShipped.contains(winner_identity(w));
 }
 
 // Imports dump lines one at a time, reusing a prepared INSERT per (table, field set) and
