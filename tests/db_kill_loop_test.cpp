@@ -100,9 +100,13 @@ std::pair<std::string, size_t> open_verify_count(const std::string& path) {
 
 // Result lines of `dump` (a fusetune dump) made into new records: one more parameter ("kl" =
 // `tag`) gives each a new identity, so an import or a merge of them writes pages.
+// At most kNewPerCommand of them: enough for many pages (and a checkpoint now and then) per
+// command while the database stays small enough to verify after every kill.
+constexpr size_t kNewPerCommand = 120;
+
 std::string new_records(const std::string& dump, int tag) {
   std::string out;
-  size_t at = 0;
+  size_t at = 0, made = 0;
   while (at < dump.size()) {
     const size_t eol = dump.find('\n', at);
     std::string line = dump.substr(at, eol - at + 1);
@@ -112,6 +116,7 @@ std::string new_records(const std::string& dump, int tag) {
     if (!line.starts_with("{\"fusetune_dump\"") && !line.starts_with("{\"table\":\"environments\"") &&
         !line.starts_with("{\"table\":\"problems\"") && !(result && p != std::string::npos))
       continue;
+    if (result && ++made > kNewPerCommand) continue;
     if (result) line.insert(p + 16, "\\\"kl\\\":" + std::to_string(tag) + ",");
     out += line;
   }

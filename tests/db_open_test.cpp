@@ -97,12 +97,29 @@ TEST(DbOpen, MovedDatabaseKeepsWorking) {
   EXPECT_EQ(other.results(std::nullopt, "", std::nullopt).size(), 1u);
 }
 
-TEST(DbOpen, AnEmptyFileGetsTheSchema) {
+// Issue 42: an empty file is nobody's database: fusetune never leaves one (a new database is
+// built under a temporary name and linked into place, db/create_file.hpp), so one at the path is
+// someone else's file, refused untouched.
+TEST(DbOpen, AnEmptyFileIsRefusedUntouched) {
   TempDir dir("ft-db");
   const fs::path p = dir.path() / "empty.db";
   write_bytes(p, "");
-  auto db = Database::open(p.string());
-  EXPECT_TRUE(db.verify().ok);
+  expect_refused(p, "an empty file, not a database");
+}
+
+// A new database appears whole under its name, and nothing else is left in its folder.
+TEST(DbOpen, ANewDatabaseIsCreatedWholeWithNothingBesideIt) {
+  TempDir dir("ft-db");
+  const fs::path p = dir.path() / "sub" / "new.db";
+  {
+    auto db = Database::open(p.string(), kBare);
+    EXPECT_TRUE(db.verify().ok);
+  }
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(p.parent_path())) ++entries;
+  EXPECT_EQ(entries, 1u) << "temporary files left beside the database";
+  auto again = Database::open(p.string(), OpenOptions{.load_shipped = false, .read_only = true});
+  EXPECT_TRUE(again.verify().ok);
 }
 
 // A "version 0" database: a valid SQLite file, no tables, user_version 0.

@@ -54,8 +54,13 @@ fs::path killed_mid_checkpoint(const fs::path& dir) {
   }
   const std::string full = read_bytes(done);
   EXPECT_GT(full.size(), size_t(3 * 4096));
-  // Killed after the checkpoint wrote its first two pages: page 1 names the new size.
-  write_bytes(out, full.substr(0, 2 * 4096));
+  // Killed after the checkpoint wrote its first two pages (it writes in page order): page 1
+  // names the new size, the pages past the old end are not there yet.
+  std::string killed = read_bytes(snap);
+  EXPECT_LT(killed.size(), full.size()) << "the database did not grow in the -wal";
+  if (killed.size() < 2 * 4096) killed.resize(2 * 4096);
+  killed.replace(0, 2 * 4096, full.substr(0, 2 * 4096));
+  write_bytes(out, killed);
   write_bytes(out.string() + "-wal", read_bytes(snap.string() + "-wal"));
   return out;
 }

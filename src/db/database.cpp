@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "db/clock.hpp"
+#include "db/create_file.hpp"
 #include "db/dump.hpp"
 #include "db/embedded_db_files.hpp"
 #include "db/file_check.hpp"
@@ -187,15 +188,31 @@ Connection open_for_reading(const std::string& path, int version) {
 
 Database Database::open(const std::string& path, const OpenOptions& options) {
   if (path.empty()) throw InputError("tuning database path is empty");
-  bool existed = true;
   if (path != ":memory:") {
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
     if (ec) throw InputError(fmt::format("tuning database {}: cannot create {} ({})", path, parent.string(), ec.message()));
-    existed = fs::exists(fs::symlink_status(path, ec));
-    const FileCheck check = check_database_file(path);  // throws for anything that is not ours
-    if (options.read_only && !check.fresh) {
+    const bool existed = fs::exists(fs::symlink_status(path, ec));
+    FileCheck check = check_database_file(path);  // throws for anything that is not ours
+    if (check.empty_file)
+      throw InputError(fmt::format("tuning database {}: an empty file, not a database (fusetune makes a new database "
+                                   "only where no file exists: remove it or name another path)",
+                                   path));
+    if (!existed) {
+      try {
+        (void)create_database_file(path, [&](const Connection& c) {
+          configure(c);
+          prepare_schema(c, path, options);
+        });
+      } catch (const SqliteError& e) {
+        throw InputError(fmt::format("tuning database {}: cannot write it ({})", path, sqlite3_errstr(e.result())));
+      }
+      check = check_database_file(path);
+    }
+    // A file this call created is opened read-write like before (a read-only connection would
+    // leave its -wal and -shm beside it when it closes).
+    if (options.read_only && !check.fresh && existed) {
       try {
         return Database(open_for_reading(path, check.version), path);
       } catch (const SqliteError& e) {
@@ -219,14 +236,6 @@ Database Database::open(const std::string& path, const OpenOptions& options) {
     const int sys = sqlite3_system_errno(conn->get());
     std::string why = sqlite3_errstr(e.result());
     if (sys != 0) why += fmt::format(": {}", std::strerror(sys));
-    // A database this call began and could not finish for want of space is not left behind as
-    // an empty file (only then: another process may be creating the same file, and a busy
-    // lock must never remove its work).
-    if (!existed && (e.primary() == SQLITE_FULL || e.primary() == SQLITE_IOERR)) {
-      conn.reset();
-      std::error_code ec;
-      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-    }
     throw InputError(fmt::format("tuning database {}: cannot write it ({})", path, why));
   }
   return Database(std::move(*conn), path);

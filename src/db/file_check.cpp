@@ -156,7 +156,9 @@ FileCheck check_database_file(const std::string& path, const std::string& role) 
                                                                                               : "not a regular file"));
   const auto size = fs::file_size(path, ec);
   if (ec) throw bad(ec.message());
-  if (size == 0) return {.fresh = true};  // SQLite treats an empty file as an empty database
+  // SQLite treats an empty file as an empty database; a merge finds nothing in it, and opening
+  // it as the tuning database is refused (db/create_file.hpp says why).
+  if (size == 0) return {.fresh = true, .version = 0, .empty_file = true};
 
   char header[sizeof kMagic] = {};
   {

@@ -9,6 +9,7 @@ namespace fusetune::db {
 struct FileCheck {
   bool fresh = false;  // missing, empty, or an SQLite file without tables: gets the schema
   int version = 0;     // user_version of one of ours (1..kSchemaVersion)
+  bool empty_file = false;  // a file of zero bytes (fresh too): Database::open refuses it
 };
 
 // Throws InputError (exit 2) naming the file and the fault. Opens the file read-only, if at
