@@ -44,6 +44,14 @@ TEST(Cli, BadSpecIsOneLineExit2) {
   EXPECT_NE(r.err.find("did you mean 'relu'"), std::string::npos) << r.err;
 }
 
+// A preset's name given as the SPEC: one line naming the flag that takes it.
+TEST(Cli, APresetNameAsTheSpecPointsToPreset) {
+  auto r = run("compile kernelbench-31");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("use --preset kernelbench-31"), std::string::npos) << r.err;
+}
+
 TEST(Cli, UnknownPresetUnknownFlagAndBothInputsExit2) {
   for (const char* args : {"compile --preset kernelbench-99", "compile --preset kernelbench-31 --bogus",
                            "tune --preset kernelbench-31 'conv2d(n=1,c=1,h=3,w=3,k=1,r=1)'",

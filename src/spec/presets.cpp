@@ -41,7 +41,12 @@ const std::vector<std::string>& preset_names() {
 Problem resolve_problem(const std::optional<std::string>& spec_text, const std::optional<std::string>& preset) {
   if (spec_text && preset) throw InputError("give a SPEC or --preset NAME, not both");
   if (!spec_text && !preset) throw InputError("give a SPEC or --preset NAME (neither was given)");
-  if (spec_text) return parse(*spec_text);
+  if (spec_text) {
+    // A preset's name where a spec goes: say which flag takes it, not what the parser expected.
+    if (preset_spec(*spec_text))
+      throw InputError(fmt::format("'{0}' is a preset name, not a spec: use --preset {0}", *spec_text));
+    return parse(*spec_text);
+  }
   const std::optional<std::string> text = preset_spec(*preset);
   if (!text) {
     throw InputError(fmt::format("unknown preset '{}' (known: {})", *preset, fmt::join(preset_names(), ", ")));
