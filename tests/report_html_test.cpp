@@ -323,8 +323,9 @@ TEST(ReportCli, ShippedRecordsMakeAPageForBothPresets) {
     const auto file = dir.path() / (preset + ".html");
     const auto r = run("report --preset " + preset + " -o " + file.string(), env);
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(fusetune::testing::lines(r.out), 1u);
-    EXPECT_NE(r.out.find(file.string()), std::string::npos);
+    EXPECT_TRUE(r.out.empty()) << r.out;  // results only on stdout; what was written goes to stderr
+    EXPECT_EQ(fusetune::testing::lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("fusetune: wrote " + file.string()), std::string::npos) << r.err;
     const std::string p = db::testing::read_bytes(file);
     EXPECT_EQ(bars(plot(p, "times")), kMaxTimeBars) << preset;
     EXPECT_EQ(count(plot(p, "times"), "class=\"ref\""), 4u) << preset;

@@ -37,9 +37,10 @@ int run_report(const ReportArgs& args) {
   const std::string html = report::render_html(
       data, report::PageOptions{.version = FUSETUNE_VERSION, .generated_at = db::utc_now_iso8601(), .param_label = param_display});
   write_output_file(args.output, html);
+  // On stderr, as export says it: stdout carries results only (here the page, with -o -).
   if (args.output != "-")
-    fmt::print("wrote {} ({} KiB): {} {} results for {} on {}\n", text::printable(args.output), (html.size() + 1023) / 1024,
-               data.results.size(), data.math, data.key,
+    fmt::print(stderr, "fusetune: wrote {} ({} KiB): {} {} results for {} on {}\n", text::printable(args.output),
+               (html.size() + 1023) / 1024, data.results.size(), data.math, data.key,
                text::printable(data.env ? data.env->gpu_name : std::string("an unknown GPU")));
   return 0;
 }
