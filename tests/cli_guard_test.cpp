@@ -68,6 +68,8 @@ TEST_F(CliGuard, NoOutputReplacesTheDatabase) {
   expect_refused("query" + db + " --csv " + db_ + "-shm", "tuning database's -shm");
   // Through another spelling of the folder.
   expect_refused("db dump" + db + " -o " + (dir_ / ".." / dir_.filename() / "t.db").string(), "is the tuning database");
+  // tune's compile cache is the folder compile-cache beside the database: a database of that name.
+  expect_refused("tune --preset kernelbench-31 --db " + path("compile-cache"), "is the tuning database");
 }
 
 TEST_F(CliGuard, DevicesFifosAndHugeFilesAreRefusedWhileReading) {

@@ -20,6 +20,7 @@
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
+#include "common/output_guard.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
 #include "gpu/driver_api.hpp"
@@ -292,6 +293,8 @@ int run_tune(const TuneArgs& args) {
   }
   const std::string db_path = args.db.empty() ? db::default_db_path() : args.db;
   check_output_args(args.out, db_path);
+  // The compile cache is written beside the database: a database named like it is refused too.
+  if (!args.no_compile_cache) refuse_database_output(tune::compile_cache_dir_for(db_path).string(), db_path);
   // Opened (created) even for a shard with nothing to do: the merge expects every shard's file.
   db::Database database = db::Database::open(db_path);
   // No driver or no GPU: one line and exit 3 before anything starts. Loading the driver costs
