@@ -65,3 +65,13 @@ TEST(TerminalText, EveryErrorIsOnePrintableLine) {
 
 }  // namespace
 }  // namespace fusetune
+
+// The dump writes a text value as text only when it is strict UTF-8 (else as base64).
+TEST(TerminalText, IsValidUtf8IsDecodeUtf8OverTheWholeText) {
+  EXPECT_TRUE(fusetune::text::is_valid_utf8(""));
+  EXPECT_TRUE(fusetune::text::is_valid_utf8("conv2d \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(fusetune::text::is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(fusetune::text::is_valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(fusetune::text::is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(fusetune::text::is_valid_utf8("ok\xe2\x82"));        // truncated at the end
+}

@@ -121,6 +121,15 @@ Utf8Char decode_utf8(std::string_view s) {
   return {code, n + 1, true};
 }
 
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const Utf8Char u = decode_utf8(s.substr(i));
+    if (!u.valid) return false;
+    i += u.length;
+  }
+  return true;
+}
+
 bool is_control_or_invisible(char32_t c) {
   return c < 0x20 || (c >= 0x7f && c <= 0x9f) ||  // C0, DEL, C1
          c == 0xad || c == 0x34f || c == 0x61c || c == 0x115f || c == 0x1160 || c == 0x17b4 || c == 0x17b5 ||

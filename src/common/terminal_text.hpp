@@ -22,6 +22,9 @@ struct Utf8Char {
 };
 [[nodiscard]] Utf8Char decode_utf8(std::string_view s);
 
+// Whether all of `s` is strict UTF-8 (decode_utf8's rules), as strict as the JSON writer.
+[[nodiscard]] bool is_valid_utf8(std::string_view s);
+
 // Whether showing the code point itself would mislead or act on a terminal: C0 and C1
 // controls, DEL, and the invisible format characters (bidi overrides and isolates, zero-width
 // characters, line and paragraph separators, the BOM, tag characters).

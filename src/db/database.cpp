@@ -376,7 +376,7 @@ void Database::merge_from(const std::vector<std::string>& other_paths) {
     }
     texts.push_back(dump_database(mem));
   }
-  // One transaction for all of them. The conflict rules (dump.cpp: table_rules) do not depend on
+  // One transaction for all of them. The conflict rules (dump_rules.cpp: table_rules) do not depend on
   // the order the files come in, so merging shards in any order gives the same database.
   Transaction txn(conn_);
   for (const auto& text : texts) db::import_dump(conn_, text);

@@ -82,7 +82,7 @@ class Database {
   // Adds other databases' records: each opened read-only and verified first (InputError when
   // one is not a sound fusetune database, or is this database), then all of them in one
   // transaction. A record two have (same identity): the newer created_at wins, a measured
-  // winner beats a shipped one, and equal times fall to a fixed key (dump.cpp: table_rules), so
+  // winner beats a shipped one, and equal times fall to a fixed key (dump_rules.cpp: table_rules), so
   // the result does not depend on the order of the files. Nothing is ever deleted: a record of
   // this database is only replaced by a newer one of the same identity.
   void merge_from(const std::string& other_path);

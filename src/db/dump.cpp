@@ -19,6 +19,7 @@
 #include "common/lines.hpp"
 #include "common/terminal_text.hpp"
 #include "db/base64.hpp"
+#include "db/dump_rules.hpp"
 #include "db/shipped_winners.hpp"
 #include "db/schema.hpp"
 #include "db/sqlite_check.hpp"
@@ -94,106 +95,6 @@ std::string parse_error_text(const Json::exception& e) {
   return text::excerpt(what, 200);
 }
 
-// A column holding a parent's row id travels as the parent's natural key.
-struct Reference {
-  std::string_view column;      // env_id
-  std::string_view field;       // "env" in the dump
-  std::string_view parent;      // environments
-  std::string_view parent_key;  // fingerprint
-};
-constexpr Reference kReferences[] = {
-    {"env_id", "env", "environments", "fingerprint"},
-    {"problem_id", "problem", "problems", "key"},
-};
-
-const Reference* reference_for_column(std::string_view column) {
-  for (const auto& r : kReferences)
-    if (r.column == column) return &r;
-  return nullptr;
-}
-
-const Reference* reference_for_field(std::string_view field) {
-  for (const auto& r : kReferences)
-    if (r.field == field) return &r;
-  return nullptr;
-}
-
-// Per table: its natural key (the conflict target, and the dump's sort order) and when a
-// dumped row replaces one already there. Every table in schema.sql needs a rule: a new table
-// without one makes dump() fail loudly (tests/db_dump_test.cpp) rather than skip it.
-// The rules are a total order on a key's rows, never "the first one imported": merging the
-// databases of a sweep's shards (`db merge`) gives the same file in any order. When the times
-// are equal to the millisecond, a fixed key decides: for results, a verified record before a
-// failed one, then the faster, then status and reason as text; for winners, the faster, then
-// the name.
-struct TableRule {
-  std::string_view table;
-  std::vector<std::string_view> key;
-  std::string_view replace_when;  // empty: an existing row is kept
-};
-
-const std::vector<TableRule>& table_rules() {
-  static const std::vector<TableRule> kRules = {
-      // The first time an environment was seen: the earliest created_at.
-      {"environments", {"fingerprint"}, "excluded.created_at < environments.created_at"},
-      {"problems", {"key"}, ""},
-      {"results",
-       {"env_id", "problem_id", "math", "variant_name", "params_json"},
-       "excluded.created_at > results.created_at OR (excluded.created_at = results.created_at AND "
-       "(excluded.status <> 'ok', COALESCE(excluded.time_median_ms, 1e308), excluded.status, excluded.reason) < "
-       "(results.status <> 'ok', COALESCE(results.time_median_ms, 1e308), results.status, results.reason))"},
-      // A measured winner always beats a shipped one; otherwise the newer one wins.
-      {"winners",
-       {"env_id", "problem_id", "math"},
-       "excluded.shipped < winners.shipped OR "
-       "(excluded.shipped = winners.shipped AND (excluded.created_at > winners.created_at OR "
-       "(excluded.created_at = winners.created_at AND "
-       "(COALESCE(excluded.time_median_ms, 1e308), excluded.variant_name) < "
-       "(COALESCE(winners.time_median_ms, 1e308), winners.variant_name))))"},
-  };
-  return kRules;
-}
-
-const TableRule& rule_for(const std::string& table) {
-  for (const auto& r : table_rules())
-    if (r.table == table) return r;
-  throw Error(ExitCode::failure, fmt::format("table '{}' has no dump rule (src/db/dump.cpp: table_rules)", table));
-}
-
-// Strict UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF): at least as strict
-// as the JSON writer, which would throw on anything it rejects.
-bool is_valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the first continuation byte
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      if (c == 0xe0) lo = 0xa0;
-      if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) return false;  // truncated sequence
-    for (size_t k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 Json value_to_json(const Statement& s, int col) {
   switch (s.column_type(col)) {
     case SQLITE_NULL:
@@ -207,7 +108,7 @@ Json value_to_json(const Statement& s, int col) {
     }
     case SQLITE_TEXT: {
       std::string text = s.column_text(col);
-      if (is_valid_utf8(text)) return text;
+      if (text::is_valid_utf8(text)) return text;
       return Json{{"text_base64", base64_encode(text)}};
     }
     default:  // SQLITE_BLOB
@@ -219,8 +120,9 @@ std::string dump_table(const Connection& conn, const TableInfo& table) {
   const TableRule& rule = rule_for(table.name);
   std::vector<std::string> fields, selects, joins;
   const auto expr = [&](std::string_view column) -> std::string {
-    for (size_t i = 0; i < std::size(kReferences); ++i)
-      if (kReferences[i].column == column) return fmt::format("r{}.{}", i, kReferences[i].parent_key);
+    const auto refs = references();
+    for (size_t i = 0; i < refs.size(); ++i)
+      if (refs[i].column == column) return fmt::format("r{}.{}", i, refs[i].parent_key);
     return fmt::format("t.{}", column);
   };
   for (const auto& c : table.columns) {
@@ -229,7 +131,7 @@ std::string dump_table(const Connection& conn, const TableInfo& table) {
     fields.push_back(std::string(ref ? ref->field : c.name));
     selects.push_back(expr(c.name));
     if (ref) {
-      const size_t i = static_cast<size_t>(ref - kReferences);
+      const size_t i = static_cast<size_t>(ref - references().data());
       // LEFT: a row whose parent is missing (a damaged file) dumps with a null reference,
       // which import refuses, instead of silently vanishing from the dump.
       joins.push_back(fmt::format("LEFT JOIN {} AS r{} ON r{}.id = t.{}", ref->parent, i, i, c.name));
