@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# Every run record a figure or comment cites exists (docs/runs/README.md).
+scripts/check_run_citations.sh
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DFUSETUNE_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target fuzz_spec fuzz_dump
