@@ -186,7 +186,10 @@ class Importer {
     insert.reset();
     insert.clear_bindings();
     int index = 1;
-    for (const auto& [field, value] : j.items()) {
+    for (const auto& item : j.items()) {
+      // Named copies, not a structured binding: clang before 16 cannot capture a binding in a lambda.
+      const std::string& field = item.key();
+      const auto& value = item.value();
       if (const Reference* ref = reference_for_field(field)) {
         if (!value.is_string()) fail(fmt::format("'{}' must be a string", field));
         insert.bind(index++, parent_id(*ref, value.get<std::string>()));
