@@ -32,8 +32,8 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 // The epilogue as the transpose's element function: source column = channel.
 struct ft_epilogue_nhwc_fn {
   const float* __restrict__ chan;
-  __device__ __forceinline__ float operator()(float v, int /*pq*/, int channel) const {
-    const int k = FT_CHAN_K(channel);
+  __device__ __forceinline__ float operator()(float v, ft_index /*pq*/, ft_index channel) const {
+    const int k = FT_CHAN_K((int)channel);  // a column: channel < K
 #if FT_HAS_BIAS
     v += chan[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
 #endif

@@ -70,7 +70,9 @@ extern "C" __global__ void __launch_bounds__(FT_TX * FT_CSPLIT)
 #endif
 
   const int n = (int)(blockIdx.x / kTiles);
-  const int pq = (int)(blockIdx.x % kTiles) * FT_TILE + tx * FT_VEC;
+  // ft_index: an image of more than 2^31 pixels (FT_INDEX_64) must not wrap to a negative pq
+  // that passes the bound check below.
+  const ft_index pq = (ft_index)(blockIdx.x % kTiles) * FT_TILE + tx * FT_VEC;
 
   float acc[FT_VEC];
 #pragma unroll

@@ -23,21 +23,25 @@
 // Requirements (checked by the generator's constraints): COLS % VIN == 0 and ROWS % VOUT == 0
 // (vectors stay inside a row and aligned), TR % 32 == 0, THREADS % 32 == 0 and
 // THREADS * VIN <= TR * 32 (every thread has a vector to load).
-template <int BATCH, int ROWS, int COLS, int TR, int VIN, int VOUT, int THREADS, class F>
+// The extents and every row or column position are ft_index: with FT_INDEX_64 an image of
+// 46341 x 46341 pixels (ROWS or COLS past 2^31) is one template argument, and r0 + r cannot wrap.
+template <ft_index BATCH, ft_index ROWS, ft_index COLS, int TR, int VIN, int VOUT, int THREADS, class F>
 __device__ __forceinline__ void ft_transpose_block(const float* __restrict__ src,
                                                    float* __restrict__ dst, const F& f) {
   constexpr int kTileC = 32;
-  constexpr int kTilesC = (COLS + kTileC - 1) / kTileC;
-  constexpr int kTilesR = (ROWS + TR - 1) / TR;
+  constexpr ft_index kTilesC = (COLS + kTileC - 1) / kTileC;
+  constexpr ft_index kTilesR = (ROWS + TR - 1) / TR;
   __shared__ float tile[TR][kTileC + 1];
 
-  const int tc = (int)(blockIdx.x % kTilesC);
-  const int tr = (int)((blockIdx.x / kTilesC) % kTilesR);
-  const int b = (int)(blockIdx.x / (kTilesC * kTilesR));
-  const int r0 = tr * TR;
-  const int c0 = tc * kTileC;
-  const float* src_b = src + (ft_index)b * ROWS * COLS;
-  float* dst_b = dst + (ft_index)b * ROWS * COLS;
+  // blockIdx.x stays unsigned in the 32-bit build (the divisions by constants as before); with
+  // FT_INDEX_64 it widens to long long.
+  const ft_index tc = (ft_index)(blockIdx.x % kTilesC);
+  const ft_index tr = (ft_index)((blockIdx.x / kTilesC) % kTilesR);
+  const ft_index b = (ft_index)(blockIdx.x / (kTilesC * kTilesR));
+  const ft_index r0 = tr * TR;
+  const ft_index c0 = tc * kTileC;
+  const float* src_b = src + b * ROWS * COLS;
+  float* dst_b = dst + b * ROWS * COLS;
 
   // Load phase: all loads first (PASSES of them in flight), then f and the smem stores.
   constexpr int kLanesPerRow = kTileC / VIN;
@@ -45,13 +49,13 @@ __device__ __forceinline__ void ft_transpose_block(const float* __restrict__ src
   constexpr int kPasses = (TR + kRowsPerPass - 1) / kRowsPerPass;
   const int lc = (int)threadIdx.x % kLanesPerRow;
   const int lr = (int)threadIdx.x / kLanesPerRow;
-  const int col = c0 + lc * VIN;
+  const ft_index col = c0 + lc * VIN;
   ft_frag<VIN> v[kPasses];
 #pragma unroll
   for (int p = 0; p < kPasses; ++p) {
     const int r = p * kRowsPerPass + lr;
     if (r < TR && r0 + r < ROWS && col < COLS) {
-      v[p] = ft_load<VIN>(src_b + (ft_index)(r0 + r) * COLS + col);
+      v[p] = ft_load<VIN>(src_b + (r0 + r) * COLS + col);
     }
   }
 #pragma unroll
@@ -83,15 +87,15 @@ __device__ __forceinline__ void ft_transpose_block(const float* __restrict__ src
         ft_frag<VOUT> o;
 #pragma unroll
         for (int j = 0; j < VOUT; ++j) o.e[j] = tile[rr + j][cc];
-        ft_store<VOUT>(dst_b + (ft_index)(c0 + cc) * ROWS + (r0 + rr), o);
+        ft_store<VOUT>(dst_b + (c0 + cc) * ROWS + (r0 + rr), o);
       }
     }
   }
 }
 
-// f for a plain layout change.
+// f for a plain layout change. f(value, source row, source column).
 struct ft_identity_fn {
-  __device__ __forceinline__ float operator()(float v, int, int) const { return v; }
+  __device__ __forceinline__ float operator()(float v, ft_index, ft_index) const { return v; }
 };
 
 #endif  // FT_TRANSPOSE_CUH

@@ -188,9 +188,9 @@ __device__ __forceinline__ void ft_produce(const float* __restrict__ x, const fl
     const bool valid = m < FT_M;
     const long long mm = valid ? m : 0;
     const long long n = mm / FT_PQ;
-    const int pq = (int)(mm - n * FT_PQ);
-    const int p = pq / FT_Q;
-    const int q = pq - p * FT_Q;
+    const ft_index pq = (ft_index)(mm - n * FT_PQ);  // past 2^31 pixels in one image: FT_INDEX_64
+    const int p = (int)(pq / FT_Q);
+    const int q = (int)(pq - (ft_index)p * FT_Q);
     ih0[i] = valid ? p * FT_STRIDE_H - FT_PAD_H : -(1 << 30);  // a row past the end takes no tap
     iw0[i] = q * FT_STRIDE_W - FT_PAD_W;
 #if FT_IN_NHWC
@@ -307,9 +307,9 @@ __device__ __forceinline__ void ft_produce_ldg(const float* __restrict__ x, cons
     const bool valid = m < FT_M;
     const long long mm = valid ? m : 0;
     const long long n = mm / FT_PQ;
-    const int pq = (int)(mm - n * FT_PQ);
-    const int p = pq / FT_Q;
-    const int q = pq - p * FT_Q;
+    const ft_index pq = (ft_index)(mm - n * FT_PQ);  // past 2^31 pixels in one image: FT_INDEX_64
+    const int p = (int)(pq / FT_Q);
+    const int q = (int)(pq - (ft_index)p * FT_Q);
     ih0[i] = valid ? p * FT_STRIDE_H - FT_PAD_H : -(1 << 30);
     iw0[i] = q * FT_STRIDE_W - FT_PAD_W;
 #if FT_IN_NHWC

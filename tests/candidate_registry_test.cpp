@@ -3,8 +3,11 @@
 // disagree with what its generator makes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "codegen/candidates.hpp"
@@ -81,6 +84,35 @@ TEST(CandidateRegistry, GeneratorsMakeTheirOwnCandidatesInTableOrder) {
     EXPECT_GT(made, 0u) << row.name << " made no variant for a problem every candidate covers";
   }
   EXPECT_EQ(pos, all.size()) << "a variant out of table order: " << (pos < all.size() ? all[pos].name : "");
+}
+
+// Adding a candidate touches only its own files and its registry row: no code outside them picks
+// out a candidate by its name ("fused-conv" == ...) or by its Candidate value. Allowed: the
+// registry, the enum, each generator (codegen/generate_<name>.cpp and its design spaces) and the
+// test-only plants, which live in their designs' templates. Everything else asks the row
+// (runs_in_torch, engines_at_run_time, own_conv, role).
+TEST(CandidateRegistry, NoCodeOutsideTheRegistryPicksOutACandidate) {
+  namespace fs = std::filesystem;
+  std::string names;
+  for (const auto& row : candidate_table()) names += (names.empty() ? "" : "|") + std::string(row.name);
+  const std::regex by_name("[=!]=\\s*(std::string_view\\()?\"(" + names + ")\"|\"(" + names + ")\"\\)?\\s*[=!]=");
+  const std::regex by_value("Candidate::[a-z_]+");
+  const std::regex allowed("codegen/(candidates\\.cpp|variant\\.(hpp|cpp)|generate_[a-z_]+\\.cpp|space_[a-z_]+\\.cpp|planted\\.cpp)");
+  int scanned = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(FUSETUNE_SOURCE_DIR) / "src")) {
+    const std::string path = e.path().generic_string();
+    if (!e.is_regular_file() || !std::regex_search(path, std::regex("\\.(cpp|hpp)$"))) continue;
+    ++scanned;
+    std::ifstream in(e.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string code = text.str();
+    EXPECT_FALSE(std::regex_search(code, by_name)) << path << " compares a candidate's name";
+    if (!std::regex_search(path, allowed)) {
+      EXPECT_FALSE(std::regex_search(code, by_value)) << path << " names a Candidate value";
+    }
+  }
+  EXPECT_GT(scanned, 100);
 }
 
 }  // namespace

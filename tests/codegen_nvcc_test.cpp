@@ -23,6 +23,7 @@
 #include "codegen/generate.hpp"
 #include "codegen_problems.hpp"
 #include "gpu/compiler.hpp"
+#include "spec/parser.hpp"
 
 namespace fusetune::codegen {
 namespace {
@@ -147,6 +148,26 @@ TEST(Nvrtc, EveryAwkwardVariantCompilesWithoutSpills) {
   }
   expect_all_compile(all, "awkward shapes");
   expect_all_compile(all, "awkward shapes, --math fp32", true);
+}
+
+// Tensors past 2^31 elements (issue 42, item 5): every variant takes 64-bit flat indices
+// (FT_INDEX_64) and compiles. 46341^2 pixels is one image past 2^31: its extents are template
+// arguments of the transposes (once a narrowing "no instance of ft_transpose_block") and its
+// pixel index wrapped in the reduction and the gather conv; 8 x 16 x 4100^2 passes 2^31 outputs
+// with every design.
+TEST(Nvrtc, EveryVariantOfAProblemPast2To31ElementsCompiles) {
+  std::vector<Variant> all;
+  for (const char* spec : {"conv2d(n=1,c=1,h=46341,w=46341,k=1,r=1)",
+                           "conv2d(n=1,c=1,h=46341,w=46341,k=2,r=1) | mul(2.0) | reduce_min(channel)",
+                           "conv2d(n=8,c=4,h=4100,w=4100,k=16,r=1) | relu"}) {
+    for (auto& v : generate_variants(spec::parse(spec), gpu::DeviceLimits{})) {
+      if (!v.source.empty()) {
+        EXPECT_NE(v.source.find("#define FT_INDEX_64 1"), std::string::npos) << spec << ": " << v.name;
+      }
+      all.push_back(std::move(v));
+    }
+  }
+  expect_all_compile(all, "problems past 2^31 elements");
 }
 
 }  // namespace

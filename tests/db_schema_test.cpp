@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fnv1a.hpp"
 #include "db/embedded_db_files.hpp"
 #include "db/migrations.hpp"
 #include "db/schema.hpp"

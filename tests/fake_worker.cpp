@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/fnv1a.hpp"
 #include "gpu/device_limits.hpp"
 #include "protocol/limits_json.hpp"
 #include "protocol/protocol.hpp"
@@ -45,9 +46,7 @@ using namespace fusetune::protocol;
 namespace {
 
 double name_hash(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
-  return double(h % 1000) / 1000.0;  // [0, 1)
+  return double(Fnv1a64(Fnv1a64::kShortBasis).add(s).value() % 1000) / 1000.0;  // [0, 1)
 }
 
 constexpr int kFakeSustainedSamples = 41;

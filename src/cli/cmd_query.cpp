@@ -10,11 +10,12 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/query_table.hpp"
+#include "codegen/variant_json.hpp"
 #include "common/bounded_json.hpp"
 #include "common/error.hpp"
-#include "codegen/variant_json.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
+#include "protocol/status.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
 
@@ -29,7 +30,9 @@ nlohmann::json env_json(const db::Environment& e) {
 }
 
 // Whether a result was compared with the reference (its error figures mean something).
-bool checked(const db::ResultRecord& r) { return r.status == "ok" || r.status == "wrong_result"; }
+bool checked(const db::ResultRecord& r) {
+  return protocol::is_status(r.status, protocol::Status::ok) || protocol::is_status(r.status, protocol::Status::wrong_result);
+}
 nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
 // The winner's parameters from its stored variant ({"name": value}); null when the record's

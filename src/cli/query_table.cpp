@@ -10,9 +10,11 @@
 #include "cli/table.hpp"
 #include "cli/text_fit.hpp"
 #include "cli/tune_table.hpp"
+#include "codegen/candidates.hpp"
 #include "common/bounded_json.hpp"
 #include "common/error.hpp"
 #include "common/terminal_text.hpp"
+#include "protocol/status.hpp"
 
 namespace fusetune::cli {
 
@@ -147,13 +149,14 @@ std::string results_table(const std::vector<db::ResultRecord>& results, const st
         if (values[n].size() > 1) shown += (shown.empty() ? "" : " ") + d;
       }
       std::string name = r.variant_name;
-      if (r.candidate == "cudnn") name += " (floor)";
-      if (r.candidate == "unfused") name += " (baseline)";
-      const bool ok = r.status == "ok";
+      const auto role = codegen::role_of(r.candidate);
+      if (role == codegen::Role::floor) name += " (floor)";
+      if (role == codegen::Role::baseline) name += " (baseline)";
+      const bool ok = protocol::is_status(r.status, protocol::Status::ok);
       if (!ok) failures.push_back(fmt::format("{}: {}: {}", r.variant_name, r.status, r.reason));
       t.add({r.variant_name == winner ? "*" : "", cut(name, name_w), cut(shown, free - name_w), cut(r.status, 22),
              ms_cell(ok ? r.time_median_ms : 0), round_cell(r.time_round), r.pct_copy > 0 ? fmt::format("{:.0f}%", r.pct_copy) : "-",
-             !ok && r.status != "wrong_result" ? "-"
+             !ok && !protocol::is_status(r.status, protocol::Status::wrong_result) ? "-"
              : tf32                             ? fmt::format("{:.2f}", r.worst_ratio)
                                                 : fmt::format("{:.1e}", r.max_abs)});
     }

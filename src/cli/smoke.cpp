@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "codegen/compile_target.hpp"
 #include "templates/embedded_templates.hpp"
@@ -98,13 +100,15 @@ SmokeCheck compile_preset(const std::string& preset, const std::string& arch, un
   tune::CompileAllOptions o;
   o.arch = arch;
   o.jobs = jobs;
-  // tune's variants in both math modes: under --math fp32 fused-conv generates its 3xTF32
-  // design instead of its TF32 ones (the other candidates are the same in both)
+  // tune's variants in both math modes: under --math fp32 a candidate may generate other designs
+  // (fused-conv's 3xTF32 instead of its TF32 ones); each name is compiled once
   std::vector<codegen::Variant> variants = codegen::generate_variants(problem, limits);
+  std::set<std::string> names;
+  for (const auto& v : variants) names.insert(v.name);
   codegen::GenerateOptions strict;
   strict.strict_fp32 = true;
   for (auto& v : codegen::generate_variants(problem, limits, strict))
-    if (v.candidate == codegen::Candidate::fused_conv) variants.push_back(std::move(v));
+    if (names.insert(v.name).second) variants.push_back(std::move(v));
   const auto results = tune::compile_all(variants, limits, o);
   size_t failed = 0, spilled = 0;
   std::string first;

@@ -12,6 +12,7 @@
 #include "cli/table.hpp"
 #include "cli/text_fit.hpp"
 #include "common/terminal_text.hpp"
+#include "protocol/status.hpp"
 #include "tune/tie_break.hpp"
 
 namespace fusetune::cli {
@@ -49,8 +50,8 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   std::string out;
   // Every line fits the width: long ones wrap, continuation lines indented under the text.
   const auto lines = [&](const std::string& s, const std::string& sep = " ") { out += labelled_lines(s, opt.width, sep); };
-  std::map<std::string, size_t> by_status;
-  for (const auto& r : rep.results) ++by_status[std::string(protocol::status_name(r.status))];
+  std::map<protocol::Status, size_t> by_status;
+  for (const auto& r : rep.results) ++by_status[r.status];
   double total_s = 0;
   std::string phases;
   for (const auto& [phase, sec] : rep.phase_seconds) {
@@ -137,7 +138,8 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   if (!opt.all && solutions.size() > shown) footer += fmt::format("; {} more verified", solutions.size() - shown);
   std::string counts;
   for (const auto& [status, n] : by_status)
-    if (status != "ok") counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
+    if (status != protocol::Status::ok)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, protocol::status_name(status));
   if (!counts.empty()) footer += "; " + counts;
   if (!opt.all && !rep.notes.empty())
     footer += fmt::format("; {} note{} on cuDNN", rep.notes.size(), rep.notes.size() == 1 ? "" : "s");

@@ -31,7 +31,7 @@ constexpr std::array kTable = {
     CandidateInfo{.id = Candidate::epilogue, .name = "epilogue", .role = Role::solution, .colour = "#3f7fbf",
                   .generate = epilogue},
     CandidateInfo{.id = Candidate::fused_conv, .name = "fused-conv", .role = Role::solution, .colour = "#e8873a",
-                  .generate = fused_conv},
+                  .generate = fused_conv, .own_conv = true},
     CandidateInfo{.id = Candidate::cudnn_fused, .name = "cudnn-fused", .role = Role::solution, .colour = "#4c9f5a",
                   .generate = cudnn_fused, .engines_at_run_time = true, .runs_in_torch = false},
 };
@@ -53,5 +53,15 @@ const CandidateInfo* candidate_info(std::string_view name) {
 }
 
 bool engines_at_run_time(const Variant& v) { return candidate_info(v.candidate).engines_at_run_time; }
+
+bool runs_in_torch(std::string_view candidate_name) {
+  const CandidateInfo* row = candidate_info(candidate_name);
+  return row && row->runs_in_torch;
+}
+
+std::optional<Role> role_of(std::string_view candidate_name) {
+  const CandidateInfo* row = candidate_info(candidate_name);
+  return row ? std::optional<Role>(row->role) : std::nullopt;
+}
 
 }  // namespace fusetune::codegen

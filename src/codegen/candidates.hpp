@@ -5,6 +5,7 @@
 // nothing else lists candidates or matches their names. A new candidate is its own generator
 // files, a value of `Candidate` (variant.hpp) and one row; tests/candidate_registry_test.cpp
 // fails when a value has no row, a row repeats a name or colour, or a row lacks a generator.
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,8 @@ struct CandidateInfo {
   bool engines_at_run_time = false;
   // PyTorch can run its plan (export --format torch, kernelbench): false for cuDNN's fused graph.
   bool runs_in_torch = true;
+  // Its kernels compute the convolution themselves: no cuDNN conv runs (export headers say so).
+  bool own_conv = false;
 };
 
 // Every candidate, in the order generate_variants() produces them.
@@ -48,5 +51,10 @@ struct CandidateInfo {
 // Whether v's candidate is one whose generated templates become one variant per cuDNN engine
 // configuration at run time (its row's engines_at_run_time).
 [[nodiscard]] bool engines_at_run_time(const Variant& v);
+// Whether PyTorch can run the plan of a stored result's candidate (its row's runs_in_torch);
+// false for a name this fusetune does not know.
+[[nodiscard]] bool runs_in_torch(std::string_view candidate_name);
+// The role of a stored result's candidate; nullopt for a name this fusetune does not know.
+[[nodiscard]] std::optional<Role> role_of(std::string_view candidate_name);
 
 }  // namespace fusetune::codegen

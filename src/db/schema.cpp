@@ -38,15 +38,6 @@ std::string normalize_schema_sql(std::string_view sql) {
   return out;
 }
 
-uint64_t fnv1a64(std::string_view text) noexcept {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;  // FNV-1a 64-bit prime
-  }
-  return hash;
-}
-
 void create_schema(const Connection& conn) {
   conn.exec(schema_sql());
   conn.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {}", kApplicationId, kSchemaVersion));

@@ -25,7 +25,6 @@ inline constexpr int32_t kApplicationId = 0x46544442;
 // schema.sql without comments, runs of whitespace as one space: what the golden test hashes,
 // so editing a comment needs no version bump.
 [[nodiscard]] std::string normalize_schema_sql(std::string_view sql);
-[[nodiscard]] uint64_t fnv1a64(std::string_view text) noexcept;
 
 // Creates the current schema in an empty database and stamps user_version and
 // application_id. Call inside a transaction.

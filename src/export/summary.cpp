@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/candidates.hpp"
 #include "export/winner.hpp"
 #include "spec/canonical.hpp"
 
@@ -52,7 +53,7 @@ std::vector<std::string> summary_lines(const spec::Problem& problem, const db::W
   lines.push_back("key:       " + spec::problem_key(problem));
   // A fused-conv winner computes the conv in its own kernel: no cuDNN conv runs, and its fp32
   // mode is 3xTF32 (fp32 accuracy from TF32 tensor cores), not IEEE fp32 products (issue 42).
-  const bool own_conv = codegen::candidate_name(v.candidate) == std::string_view("fused-conv");
+  const bool own_conv = codegen::candidate_info(v.candidate).own_conv;
   const char* math_words = w.math == "fp32" ? (own_conv ? "3xTF32 in the fused conv kernel: fp32 accuracy from TF32 "
                                                           "tensor cores, each product split in two TF32 parts"
                                                         : "strict IEEE fp32 products")

@@ -49,7 +49,10 @@ struct SetupRequest {
   MathMode math = MathMode::tf32;
   int device = 0;
   uint64_t seed = 20261129;
-  int draws = 2;
+  // Three by default: draw 2 (positive filters, coherent sums) is the one on which a conv that
+  // truncates to TF32 fails the L2 limit by 9-18x; on draws 0 and 1 it can fail by as little as
+  // 1.04x (docs/verification.md, "Why truncation cannot fail by 3x on centred draws").
+  int draws = 3;
   InputRange inputs = InputRange::uniform;
   ConvChoices conv_choices;
   // > 0: of the graph API's configurations for the conv alone, only the first this many in

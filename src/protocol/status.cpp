@@ -30,4 +30,6 @@ std::optional<Status> status_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool is_status(std::string_view stored, Status s) { return status_from_name(stored) == s; }
+
 }  // namespace fusetune::protocol

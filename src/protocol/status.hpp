@@ -18,5 +18,8 @@ enum class Status {
 
 std::string_view status_name(Status s);
 std::optional<Status> status_from_name(std::string_view name);
+// Whether a stored status (a database row's text) is `s`: every reader of stored results asks
+// this rather than comparing with a spelling of its own.
+[[nodiscard]] bool is_status(std::string_view stored, Status s);
 
 }  // namespace fusetune::protocol

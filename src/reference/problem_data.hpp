@@ -41,8 +41,8 @@ enum class Filters { symmetric, positive };
 // The verification draws, one rule for the worker (worker/input_draws.cpp) and the CPU tests:
 //   draw 0  x ~ U(0, 1) (torch.rand), filters symmetric, biases as drawn;
 //   draw 1  x ~ U(-1, 1), filters symmetric, half the channels' biases on the epilogue's thresholds;
-//   draw 2  x ~ U(0, 1), filters positive, half the biases on thresholds (only where a tune asks
-//           for 3 draws: protocol::RunSetup::draws);
+//   draw 2  x ~ U(0, 1), filters positive, half the biases on thresholds (every tune: the
+//           default of protocol::SetupRequest::draws is 3);
 //   later   alternating x ranges, symmetric filters, biases on thresholds.
 // Biases and per-channel parameters are symmetric around 0 in every draw (below).
 struct DrawPlan {

@@ -12,6 +12,7 @@
 
 #include "codegen/variant.hpp"
 #include "common/bounded_json.hpp"
+#include "protocol/status.hpp"
 
 namespace fusetune::report {
 
@@ -23,7 +24,7 @@ codegen::Role role(const db::ResultRecord& r) {
   return c ? codegen::role_of(*c) : codegen::Role::solution;
 }
 
-bool ok(const db::ResultRecord& r) { return r.status == "ok"; }
+bool ok(const db::ResultRecord& r) { return protocol::is_status(r.status, protocol::Status::ok); }
 bool timed_ok(const db::ResultRecord& r) { return ok(r) && positive(r.time_median_ms); }
 bool finite_nonnegative(double v) { return std::isfinite(v) && v >= 0; }
 

@@ -10,20 +10,31 @@
 #include "codegen/candidates.hpp"
 #include "codegen/variant.hpp"
 #include "common/terminal_text.hpp"
+#include "protocol/status.hpp"
+#include "report/error_section.hpp"
 #include "report/figures.hpp"
 #include "report/html_escape.hpp"
+#include "report/html_parts.hpp"
 #include "report/palette.hpp"
 #include "report/svg_chart.hpp"
 
 namespace fusetune::report {
 
+// The pieces every section is written with (html_parts.hpp).
+using html::count_text;
+using html::esc;
+using html::figure;
+using html::join_names;
+using html::kChartWidth;
+using html::legend_for;
+using html::ms_text;
+using html::name_html;
+using html::swatch;
+using html::times_text;
+
 namespace {
 
-constexpr int kChartWidth = 1160;  // main's content box on a 1280 px window
 constexpr int kParamChartWidth = 372;
-constexpr std::size_t kMaxFailedRows = 200;
-constexpr std::size_t kMaxNameBytes = 120;
-constexpr std::size_t kMaxReasonBytes = 300;
 
 constexpr std::string_view kCss = R"css(
 body{margin:0;background:#ffffff;color:#1f2933;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
@@ -48,49 +59,6 @@ ul.lines{margin:4px 0;padding-left:18px;font-size:13px}
 footer{margin-top:32px;color:#7b8794;font-size:12px}
 )css";
 
-constexpr std::size_t kMaxFieldBytes = 300;
-
-// Every string from the database is escaped and bounded: a GPU name may be a megabyte.
-std::string esc(std::string_view s) { return html_excerpt(s, kMaxFieldBytes); }
-std::string name_html(std::string_view s) { return html_excerpt(s, kMaxNameBytes); }
-std::string ms_text(double v) { return positive(v) ? fmt::format("{:.3f} ms", v) : "-"; }
-std::string times_text(double v) { return positive(v) ? fmt::format("{:.2f}\u00d7", v) : "-"; }
-// A figure from the database: NaN, infinities and negative values (none of which a measurement
-// can be) show as "-".
-std::string figure(double v, int digits = 4) {
-  return std::isfinite(v) && v >= 0 ? fmt::format("{:.{}g}", v, digits) : "-";
-}
-std::string count_text(std::size_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-// Up to three names, then how many more: raw text (the chart escapes it).
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > 3) out += fmt::format(" and {} more", names.size() - 3);
-  return out;
-}
-
-std::string swatch(std::string_view color) {
-  return fmt::format("<span class=\"swatch\" style=\"background:{}\"></span>", color);
-}
-
-// The candidates among `rows`, in the order fusetune lists them; unknown ones after.
-std::vector<svg::LegendEntry> legend_for(const std::vector<const db::ResultRecord*>& rows) {
-  std::vector<std::string> names;
-  const auto present = [&](std::string_view name) {
-    return std::any_of(rows.begin(), rows.end(), [&](const auto* r) { return r->candidate == name; });
-  };
-  for (const codegen::CandidateInfo& c : codegen::candidate_table())
-    if (present(c.name)) names.emplace_back(c.name);
-  for (const auto* r : rows)
-    if (!codegen::candidate_from_name(r->candidate) && std::find(names.begin(), names.end(), r->candidate) == names.end())
-      names.push_back(r->candidate);
-  std::vector<svg::LegendEntry> out;
-  for (const auto& n : names) out.push_back({n, palette::candidate_color(n)});
-  return out;
-}
 
 std::string time_tooltip(const db::ResultRecord& r) {
   return fmt::format("{} ({}): median {} ms, min {}, max {}, {} runs, {}", r.variant_name, r.candidate,
@@ -134,7 +102,7 @@ std::string winner_text(const ReportData& d) {
 
 std::string header(const ReportData& d) {
   std::size_t ok = 0;
-  for (const auto& r : d.results) ok += r.status == "ok";
+  for (const auto& r : d.results) ok += protocol::is_status(r.status, protocol::Status::ok);
   return fmt::format(
       "<header><h1>fusetune report</h1>\n<p class=\"spec\"><code>{}</code></p>\n<table class=\"facts\">\n"
       "<tr><th>problem key</th><td><code>{}</code></td></tr>\n"
@@ -277,87 +245,6 @@ std::string params_section(const Figures& f, const PageOptions& o) {
   return out + "</section>\n";
 }
 
-std::string failed_table(const Figures& f) {
-  if (f.failed.empty()) return "<p>Every result verified and was timed.</p>\n";
-  std::string out = fmt::format(
-      "<h3>Results that did not verify or run ({})</h3>\n<table class=\"failed\"><tr><th>candidate</th><th>variant</th>"
-      "<th>status</th><th>reason</th></tr>\n",
-      f.failed.size());
-  for (std::size_t i = 0; i < f.failed.size() && i < kMaxFailedRows; ++i) {
-    const auto& r = *f.failed[i];
-    const std::string status = r.status == "ok" ? "ok, not timed" : r.status;
-    out += fmt::format("<tr class=\"failed-row\"><td>{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                       name_html(r.candidate), name_html(r.variant_name), name_html(status),
-                       r.reason.empty() ? "-" : html_excerpt(r.reason, kMaxReasonBytes));
-  }
-  out += "</table>\n";
-  if (f.failed.size() > kMaxFailedRows)
-    out += fmt::format("<p class=\"note\">{} more are left out.</p>\n", f.failed.size() - kMaxFailedRows);
-  return out;
-}
-
-std::string error_section(const Figures& f) {
-  std::string out =
-      "<section id=\"error\"><h2>Error against the bound</h2>\n<p class=\"note\">Per verified result, worst first: the "
-      "worst element's error over its tolerance (at most 1 passes).</p>\n";
-  const bool any_ratio = std::any_of(f.verified.begin(), f.verified.end(), [](const auto* r) { return r->worst_ratio > 0; });
-  if (!any_ratio) {
-    out += "<p>These results carry no per-element error ratio.</p>\n";
-  } else {
-    svg::Chart c;
-    c.id = "error";
-    c.title = "Worst element's error / tolerance";
-    c.axis_label = "error / tolerance";
-    c.plot_background = std::string(palette::kErrorTint);
-    c.width = kChartWidth;
-    const std::size_t shown = std::min(f.verified.size(), svg::kMaxBars);
-    const std::vector<const db::ResultRecord*> drawn(f.verified.begin(), f.verified.begin() + static_cast<std::ptrdiff_t>(shown));
-    for (const auto* r : drawn)
-      c.bars.push_back({.label = "",
-                        .value = r->worst_ratio,
-                        .color = palette::candidate_color(r->candidate),
-                        .tooltip = fmt::format("{} ({}): worst ratio {}, max abs error {}, max rel error {}",
-                                               r->variant_name, r->candidate, figure(r->worst_ratio, 3),
-                                               figure(r->max_abs, 3), figure(r->max_rel, 3)),
-                        .value_text = "",
-                        .note = ""});
-    c.legend = legend_for(drawn);
-    c.lines.push_back({"bound 1", 1.0, std::string(palette::kBound), true});
-    out += "<div class=\"plot\">" + svg::columns(c) + "</div>\n";
-    if (shown < f.verified.size())
-      out += fmt::format("<p class=\"note\">{} results with the smallest ratio are left out.</p>\n", f.verified.size() - shown);
-  }
-
-  if (!f.rel_l2.empty()) {
-    double lo = f.rel_l2.front()->rel_l2_limit, hi = lo;
-    for (const auto* r : f.rel_l2) {
-      lo = std::min(lo, r->rel_l2_limit);
-      hi = std::max(hi, r->rel_l2_limit);
-    }
-    svg::Chart c;
-    c.id = "rel-l2";
-    c.title = lo == hi ? fmt::format("Relative L2 error / its limit ({:.3g})", lo)
-                       : fmt::format("Relative L2 error / its limit ({:.3g} to {:.3g})", lo, hi);
-    c.axis_label = "rel-L2 / limit";
-    c.plot_background = std::string(palette::kRelL2Tint);
-    c.width = kChartWidth;
-    c.height = 220;
-    const std::size_t shown = std::min(f.rel_l2.size(), svg::kMaxBars);
-    const std::vector<const db::ResultRecord*> drawn(f.rel_l2.begin(), f.rel_l2.begin() + static_cast<std::ptrdiff_t>(shown));
-    for (const auto* r : drawn)
-      c.bars.push_back({.label = "",
-                        .value = r->rel_l2 / r->rel_l2_limit,
-                        .color = palette::candidate_color(r->candidate),
-                        .tooltip = fmt::format("{} ({}): rel-L2 {}, limit {}", r->variant_name, r->candidate,
-                                               figure(r->rel_l2, 3), figure(r->rel_l2_limit, 3)),
-                        .value_text = "",
-                        .note = ""});
-    c.legend = legend_for(drawn);
-    c.lines.push_back({"limit 1", 1.0, std::string(palette::kBound), true});
-    out += "<div class=\"plot\">" + svg::columns(c) + "</div>\n";
-  }
-  return out + failed_table(f) + "</section>\n";
-}
 
 std::string environment_section(const ReportData& d, const PageOptions& o) {
   std::string rows;

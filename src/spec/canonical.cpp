@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fnv1a.hpp"
 #include "spec/ops.hpp"
 
 namespace fusetune::spec {
@@ -47,12 +48,7 @@ std::string canonical(const Problem& problem) {
 }
 
 std::string problem_key(const Problem& problem) {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
-  for (const char ch : canonical(problem)) {
-    hash ^= static_cast<unsigned char>(ch);
-    hash *= 0x100000001b3ULL;  // FNV-1a 64-bit prime
-  }
-  return fmt::format("{:016x}", hash);
+  return fmt::format("{:016x}", fnv1a64(canonical(problem)));
 }
 
 }  // namespace fusetune::spec

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "codegen/candidates.hpp"
 #include "codegen/compile_target.hpp"
 #include "templates/embedded_templates.hpp"
 #include "codegen/cudnn_engine.hpp"
@@ -63,7 +64,7 @@ Provenance check_provenance(const db::WinnerRecord& w) {
   } catch (const std::exception&) {
   }
   for (auto v : codegen::generate_variants(problem, generous_limits(w.env), gen)) {
-    if (v.candidate == codegen::Candidate::cudnn_fused && engine && !codegen::engine_of(v))
+    if (codegen::engines_at_run_time(v) && engine && !codegen::engine_of(v))
       v = codegen::with_engine(v, *engine);
     if (v.name != name) continue;
     if (codegen::to_json(v) != stored)
@@ -99,7 +100,7 @@ std::optional<codegen::Variant> regenerate_variant(const db::Environment& env, c
   gen.problem_text = canonical;
   gen.strict_fp32 = math == "fp32";
   for (auto& v : codegen::generate_variants(spec::parse(canonical), generous_limits(env), gen))
-    if (v.name == name && v.candidate != codegen::Candidate::cudnn_fused) return std::move(v);
+    if (v.name == name && !codegen::engines_at_run_time(v)) return std::move(v);
   return std::nullopt;
 }
 

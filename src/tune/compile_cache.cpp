@@ -6,6 +6,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "common/fnv1a.hpp"
 #include "common/output_file.hpp"
 #include "db/base64.hpp"
 #include "db/schema.hpp"
@@ -27,7 +28,7 @@ std::string key_text(const std::string& source, const std::vector<std::string>& 
 }  // namespace
 
 std::filesystem::path CompileCache::entry(const std::string& source, const std::vector<std::string>& options) const {
-  return dir_ / fmt::format("{:016x}.json", db::fnv1a64(key_text(source, options)));
+  return dir_ / fmt::format("{:016x}.json", fnv1a64(key_text(source, options)));
 }
 
 std::optional<protocol::CompileFigures> CompileCache::find(const std::string& source,

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <vector>
 
+#include "common/fnv1a.hpp"
 #include "common/output_file.hpp"
 #include "db/schema.hpp"
 
@@ -85,7 +86,7 @@ fs::path device_cache_dir() {
 std::optional<nlohmann::json> load_cached_device(const fs::path& dir, const std::string& key) {
   if (dir.empty() || key.empty()) return std::nullopt;
   try {
-    const auto text = read_text(dir / fmt::format("{:016x}.json", db::fnv1a64(key)));
+    const auto text = read_text(dir / fmt::format("{:016x}.json", fnv1a64(key)));
     if (!text || text->size() >= kMaxFileBytes) return std::nullopt;
     auto j = nlohmann::json::parse(*text);
     if (j.at("format") != kFormat || j.at("key") != key) return std::nullopt;
@@ -104,7 +105,7 @@ void store_cached_device(const fs::path& dir, const std::string& key, const nloh
   try {
     fs::create_directories(dir);
     const nlohmann::json j = {{"format", kFormat}, {"key", key}, {"device", device}};
-    write_output_file((dir / fmt::format("{:016x}.json", db::fnv1a64(key))).string(), j.dump());
+    write_output_file((dir / fmt::format("{:016x}.json", fnv1a64(key))).string(), j.dump());
   } catch (const std::exception&) {
     // A cache: a failed write costs a worker's start next time, nothing else.
   }

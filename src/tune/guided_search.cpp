@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "common/fnv1a.hpp"
+
 namespace fusetune::tune {
 
 namespace {
@@ -23,9 +25,7 @@ int64_t value_of(const SearchItem& item, const std::string& param) {
 }
 
 uint64_t fnv1a(uint64_t seed, const std::string& s) {
-  uint64_t h = 1469598103934665603ull ^ seed;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return Fnv1a64(Fnv1a64::kShortBasis ^ seed).add(s).value();
 }
 
 }  // namespace

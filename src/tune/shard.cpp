@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fnv1a.hpp"
 #include "db/schema.hpp"
 
 namespace fusetune::tune {
@@ -23,7 +24,7 @@ std::optional<int> small_number(std::string_view s) {
 
 bool Shard::holds_name(std::string_view variant_name) const noexcept {
   // The same FNV-1a as problem keys and the compile cache: stable across builds and machines.
-  return db::fnv1a64(variant_name) % uint64_t(count) == uint64_t(index);
+  return fnv1a64(variant_name) % uint64_t(count) == uint64_t(index);
 }
 
 std::string Shard::text() const { return fmt::format("{}/{}", index, count); }
