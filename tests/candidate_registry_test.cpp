@@ -94,7 +94,10 @@ TEST(CandidateRegistry, GeneratorsMakeTheirOwnCandidatesInTableOrder) {
 TEST(CandidateRegistry, NoCodeOutsideTheRegistryPicksOutACandidate) {
   namespace fs = std::filesystem;
   std::string names;
-  for (const auto& row : candidate_table()) names += (names.empty() ? "" : "|") + std::string(row.name);
+  for (const auto& row : candidate_table()) {
+    if (!names.empty()) names += '|';
+    names += row.name;
+  }
   const std::regex by_name("[=!]=\\s*(std::string_view\\()?\"(" + names + ")\"|\"(" + names + ")\"\\)?\\s*[=!]=");
   const std::regex by_value("Candidate::[a-z_]+");
   const std::regex allowed("codegen/(candidates\\.cpp|variant\\.(hpp|cpp)|generate_[a-z_]+\\.cpp|space_[a-z_]+\\.cpp|planted\\.cpp)");
