@@ -4,7 +4,7 @@ PyTorch's own convolution and epilogue, on a GPU, and times both.
     python3 bench/check_torch_export_spec.py --spec 'conv2d(n=256,c=8,h=128,w=128,k=64,r=3) | relu' \\
         --module export.py [--math tf32|fp32] [--warmup 3] [--reps 20]
 
-The spec is parsed here (conv2d's keys and every op and reduction of the README's spec language)
+The spec is parsed here (conv2d's keys and every op and reduction of the spec language (docs/spec-language.md))
 and must be the module's problem (its PROBLEM, as `fusetune export` wrote it). The exported Model,
 built with get_init_inputs(), runs on torch.rand input of the conv's shape (in the layout its plan
 reads). The reference is torch.nn.functional.conv2d with the same model's weights and bias, then the
@@ -43,7 +43,7 @@ class SpecError(ValueError):
     pass
 
 
-# --- the spec language (README "Spec language"), as far as a reference needs it ----------------
+# --- the spec language (docs/spec-language.md), as far as a reference needs it ----------------
 
 _LAYOUTS_IN = ("nchw", "nhwc")
 _LAYOUTS_OUT = ("nchw", "nhwc", "any")

@@ -1,5 +1,5 @@
 """Every command's --json and --csv output, checked against the published JSON Schema
-(docs/schema/fusetune-output.schema.json) and the output convention (README: "Output"):
+(docs/schema/fusetune-output.schema.json) and the output convention (docs/commands.md: "Output"):
 `--json` alone and `--json -` write to stdout and nothing else goes there; `--json FILE` writes the
 file and leaves the table on stdout; `--csv` rows have the header's columns; both on stdout is bad
 input (exit 2). GPU-free: tune runs against the fake worker (tests/fake_worker.cpp); `devices`

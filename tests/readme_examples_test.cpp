@@ -1,5 +1,6 @@
-// Every spec the README shows parses, survives a canonical round trip and generates variants
-// that compile: the documentation cannot drift from the tool.
+// Every spec the README and the reference pages show (in code blocks, a line starting with
+// `conv2d(`) parses, survives a canonical round trip and generates variants that compile: the
+// documentation cannot drift from the tool.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,23 +14,26 @@
 namespace {
 
 std::vector<std::string> readme_specs() {
-  std::ifstream f(std::string(FUSETUNE_SOURCE_DIR) + "/README.md");
   std::vector<std::string> specs;
-  std::string line;
-  bool in_code = false;
-  while (std::getline(f, line)) {
-    if (line.rfind("```", 0) == 0) {
-      in_code = !in_code;
-      continue;
+  for (const char* page : {"/README.md", "/docs/spec-language.md", "/docs/commands.md", "/docs/cluster.md"}) {
+    std::ifstream f(std::string(FUSETUNE_SOURCE_DIR) + page);
+    EXPECT_TRUE(f.good()) << page;
+    std::string line;
+    bool in_code = false;
+    while (std::getline(f, line)) {
+      if (line.rfind("```", 0) == 0) {
+        in_code = !in_code;
+        continue;
+      }
+      if (in_code && line.rfind("conv2d(", 0) == 0) specs.push_back(line);
     }
-    if (in_code && line.rfind("conv2d(", 0) == 0) specs.push_back(line);
   }
   return specs;
 }
 
 TEST(ReadmeExamples, EverySpecParsesRoundTripsAndCompiles) {
   const auto specs = readme_specs();
-  ASSERT_GE(specs.size(), 4u) << "README's spec examples not found";
+  ASSERT_GE(specs.size(), 8u) << "the documentation's spec examples not found";
   const auto limits = *fusetune::gpu::limits_for_arch("sm_90");
   for (const auto& s : specs) {
     SCOPED_TRACE(s);

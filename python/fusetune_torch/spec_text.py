@@ -1,4 +1,4 @@
-"""A block (match.py) as one line of fusetune's spec language (README "Spec language")."""
+"""A block (match.py) as one line of fusetune's spec language (docs/spec-language.md)."""
 from .match import Block, Param
 
 

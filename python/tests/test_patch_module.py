@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 from fusetune_torch.from_torch import main as from_torch  # noqa: E402
 
-# The spec language's ops (README "Spec language") that the example models use, in torch.
+# The spec language's ops (docs/spec-language.md) that the example models use, in torch.
 UNARY = {"relu": torch.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "silu": F.silu}
 
 

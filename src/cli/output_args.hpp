@@ -1,5 +1,5 @@
 #pragma once
-// The one output convention of every command that reports results (README: "Output"):
+// The one output convention of every command that reports results (docs/commands.md: "Output"):
 //   --json [FILE|-]   the command's JSON document, schema "fusetune.<command>/2" (published in
 //                     docs/schema/fusetune-output.schema.json)
 //   --csv  [FILE|-]   its rows as CSV, a header line first

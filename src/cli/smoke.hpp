@@ -1,6 +1,6 @@
 #pragma once
 // `fusetune smoke`: does it still build, verify and win? One check per line, for CI with or
-// without a GPU (see README "smoke").
+// without a GPU (see docs/commands.md, "smoke").
 #include <functional>
 #include <set>
 #include <string>

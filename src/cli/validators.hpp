@@ -4,7 +4,7 @@
 //   fusetune: --budget: must be an integer from 1 to 1000000, got '0' (see fusetune --help)
 // CLI11's own CLI::Range and CLI::PositiveNumber print their limits in full (a 300-digit number
 // for a double's), and an unchecked int takes -1 or 0 where neither means anything.
-// README "Flag ranges" lists every range; the limits live here.
+// docs/commands.md ("Numeric flags") lists every range; the limits live here.
 #include <cstdint>
 #include <optional>
 #include <string>

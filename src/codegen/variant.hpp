@@ -18,7 +18,7 @@
 
 namespace fusetune::codegen {
 
-// Which candidate made a variant (README, "Candidates"). Everything else about a candidate (its
+// Which candidate made a variant (docs/architecture.md, "Candidates"). Everything else about a candidate (its
 // name, role, generator, colour, export rules) is its row in the registry, codegen/candidates.hpp.
 // kCandidateCount follows the last value: the registry test checks that each value has a row.
 enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused };

@@ -18,7 +18,7 @@ enum class ExitCode : int {
 
 // The message is made one printable line here, once for every error: messages quote text from
 // outside (database strings, dump lines, file names), and a newline or an escape sequence in
-// it must not reach the terminal ("Every error is one line", README).
+// it must not reach the terminal ("Every error is one line", docs/output.md).
 class Error : public std::runtime_error {
  public:
   Error(ExitCode code, const std::string& what) : std::runtime_error(text::single_line(what)), code_(code) {}

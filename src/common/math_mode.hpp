@@ -2,7 +2,7 @@
 // The arithmetic a tune is held to, typed from the command line to the worker, the verifier,
 // cuDNN and the database (which stores its name).
 //   tf32: tensor cores with TF32 products allowed (PyTorch's default for cuDNN convolutions);
-//         verified by the TF32 rule (README, "Numerics and verification").
+//         verified by the TF32 rule (docs/numerics.md).
 //   fp32: strict IEEE fp32 products (allow_tf32=False); verified at 1e-4 + 1e-4*|ref|.
 #include <optional>
 #include <string_view>

@@ -57,7 +57,7 @@ struct GpuErrorStats {
 };
 
 // One reference result in device memory: the float64 values, NCHW, and under tf32 the
-// per-element bound and variance the TF32 rule needs (README, "Numerics and verification").
+// per-element bound and variance the TF32 rule needs (docs/numerics.md).
 struct RefArrays {
   gpu::DeviceBuffer values;  // `count` doubles, NCHW
   gpu::DeviceBuffer bound;   // tf32: `count` floats, |out - ref| allowed (inf: unchecked); empty under fp32

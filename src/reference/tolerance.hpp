@@ -1,6 +1,6 @@
 #pragma once
 // The verdict on one comparison: the one rule every candidate is held to, baselines included
-// (README, "Numerics and verification"). GPU-free, so the rule is unit-tested.
+// (docs/numerics.md). GPU-free, so the rule is unit-tested.
 #include <string>
 
 #include "common/math_mode.hpp"

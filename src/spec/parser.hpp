@@ -1,7 +1,7 @@
 #pragma once
 // The spec language: one line such as
 //   conv2d(n=128,c=64,h=128,w=128,k=128,r=3) | min(0.5) | add(param[k]) | mul(2.0)
-// parsed into a Problem. The grammar and the rules are documented in README.md
+// parsed into a Problem. The grammar and the rules are documented in docs/spec-language.md
 // ("Spec language"); canonical.hpp prints the normalized form.
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// A list of problems for a sweep (`tune --spec-file FILE`, README: "Sweeps"): one spec per
+// A list of problems for a sweep (`tune --spec-file FILE`, docs/cluster.md: "Sweeps"): one spec per
 // line, or a preset name alone on its line; `#` starts a comment (no spec contains one), blank
 // lines are skipped. The whole list is parsed before anything runs, so a bad line is refused
 // before any GPU work: "FILE:LINE: spec error at column C: ..." (the column counts from the

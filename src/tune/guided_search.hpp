@@ -1,5 +1,5 @@
 #pragma once
-// `tune --strategy model`: which variant to measure next, and when to stop (README: "Search
+// `tune --strategy model`: which variant to measure next, and when to stop (docs/commands.md: "Search
 // strategies"). GPU-free and deterministic, so it is tested by replaying the landscapes of
 // recorded H200 tunes (tests/guided_search_test.cpp).
 //

@@ -24,7 +24,7 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["name"] = r.variant.name;
   j["params"] = codegen::params_object(r.variant);
   j["status"] = protocol::status_name(r.status);
-  // Every key is always there; what was not measured is null (README: "JSON output").
+  // Every key is always there; what was not measured is null (docs/output.md: "JSON output").
   j["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
   j["verified"] = r.verified;
   const bool compiled = r.compile.registers >= 0;

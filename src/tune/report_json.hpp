@@ -1,5 +1,5 @@
 #pragma once
-// The stable JSON form of a tune run (schema "fusetune.tune/1", documented in the README).
+// The stable JSON form of a tune run (schema "fusetune.tune/1", documented in docs/output.md).
 #include <nlohmann/json.hpp>
 
 #include "tune/tuner.hpp"

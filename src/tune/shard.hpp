@@ -1,5 +1,5 @@
 #pragma once
-// `--shard I/N` (README: "Sweeps"): a deterministic share of a sweep, so N processes on N hosts
+// `--shard I/N` (docs/cluster.md: "Sweeps"): a deterministic share of a sweep, so N processes on N hosts
 // (a Slurm job array, a Kubernetes Indexed Job) split one sweep without talking to each other,
 // and the N databases merge into what one process would have written (`db merge`).
 //   problems of a --spec-file: the i-th problem of the file (0-based, problem lines only, after

@@ -1,5 +1,5 @@
 #pragma once
-// Noise-aware ties (README: "Timing"). Two pipelines whose medians differ by no more than the
+// Noise-aware ties (docs/timing.md). Two pipelines whose medians differ by no more than the
 // measured noise are not told apart by timing them: calling the faster median the winner would
 // crown whichever the last round's noise favoured, and a re-tune could flip it. Such a pair is
 // a tie, broken by a fixed secondary key that does not depend on the clock (fewer registers,

@@ -1,6 +1,6 @@
 #pragma once
-// A timeline of one tune for whoever asks where its time went (FUSETUNE_TRACE=FILE, README
-// "Tuning time"): one line per event, seconds since the tune started, appended to FILE. The
+// A timeline of one tune for whoever asks where its time went (FUSETUNE_TRACE=FILE,
+// docs/commands.md: "Where a tune's time went"): one line per event, seconds since the tune started, appended to FILE. The
 // phases' totals (JSON `phases_s`) say how long each phase took; the trace says what the tuner
 // waited for inside them (the worker's setup, a compile, a lane's answer, a re-timing round).
 #include <chrono>

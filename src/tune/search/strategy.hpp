@@ -1,5 +1,5 @@
 #pragma once
-// `tune --strategy`: which solution variants a tune measures (README: "Search strategies"). One
+// `tune --strategy`: which solution variants a tune measures (docs/commands.md: "Search strategies"). One
 // Searcher per value (search/searcher.hpp); the CLI's words are strategy_name()'s.
 #include <string_view>
 
