@@ -33,3 +33,8 @@ cmake --install build --prefix "$smoke_dir/prefix" >/dev/null
 "$smoke_dir/prefix/bin/fusetune" --version
 bash -n "$smoke_dir/prefix/share/bash-completion/completions/fusetune"
 echo "install: bash completion at share/bash-completion/completions/fusetune"
+# Every page the README links is installed beside it.
+for page in $(grep -o '](docs/[a-z-]*\.md)' README.md | sed 's/](docs\/\(.*\))/\1/' | sort -u); do
+  [ -f "$smoke_dir/prefix/share/doc/fusetune/$page" ] || { echo "install: docs/$page, linked from the README, is not installed"; exit 1; }
+done
+echo "install: every page the README links is under share/doc/fusetune"
