@@ -32,6 +32,7 @@
 #include "tune/device_cache.hpp"
 #include "tune/db_bridge.hpp"
 #include "tune/report_json.hpp"
+#include "tune/result_row.hpp"
 #include "tune/shard.hpp"
 #include "tune/tuner.hpp"
 
@@ -45,14 +46,13 @@ std::string results_csv(const tune::TuneReport& rep) {
   CsvWriter csv({"role", "candidate", "name", "params", "status", "reason", "median_ms", "round", "speedup_vs_unfused",
                  "speedup_vs_cudnn", "worst_ratio", "max_abs"});
   for (size_t i = 0; i < rep.results.size(); ++i) {
-    const auto& r = rep.results[i];
-    const bool checked = r.verified || r.status == protocol::Status::wrong_result;
-    csv.add({std::string(codegen::role_name(r.variant.role())), std::string(codegen::candidate_name(r.variant.candidate)),
-             r.variant.name, codegen::params_object(r.variant).dump(), std::string(protocol::status_name(r.status)), r.reason,
-             r.timed ? measured_csv(r.time.median_ms) : "", r.timed ? std::string(protocol::time_round_name(r.time.round)) : "",
-             r.timed && rep.unfused ? measured_csv(tune::speedup(rep, *rep.unfused, i)) : "",
-             r.timed && rep.cudnn ? measured_csv(tune::speedup(rep, *rep.cudnn, i)) : "",
-             checked ? csv_figure(r.error.worst_ratio) : "", checked ? csv_figure(r.error.max_abs) : ""});
+    const tune::ResultRow row = tune::result_row(rep, i);
+    const auto& r = row.result;
+    csv.add({std::string(row.role), std::string(row.candidate), r.variant.name, row.params.dump(), std::string(row.status),
+             r.reason, r.timed ? measured_csv(r.time.median_ms) : "",
+             r.timed ? std::string(protocol::time_round_name(r.time.round)) : "",
+             row.vs_unfused ? measured_csv(*row.vs_unfused) : "", row.vs_cudnn ? measured_csv(*row.vs_cudnn) : "",
+             row.checked ? csv_figure(r.error.worst_ratio) : "", row.checked ? csv_figure(r.error.max_abs) : ""});
   }
   return csv.text();
 }

@@ -13,6 +13,7 @@
 #include "cli/text_fit.hpp"
 #include "common/terminal_text.hpp"
 #include "protocol/status.hpp"
+#include "tune/result_row.hpp"
 #include "tune/tie_break.hpp"
 
 namespace fusetune::cli {
@@ -50,8 +51,10 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   std::string out;
   // Every line fits the width: long ones wrap, continuation lines indented under the text.
   const auto lines = [&](const std::string& s, const std::string& sep = " ") { out += labelled_lines(s, opt.width, sep); };
-  std::map<protocol::Status, size_t> by_status;
-  for (const auto& r : rep.results) ++by_status[r.status];
+  // By name, so the footer lists the failures alphabetically ("1 not_supported, 1 wrong_result").
+  std::map<std::string_view, size_t> by_status;
+  for (const auto& r : rep.results)
+    if (r.status != protocol::Status::ok) ++by_status[protocol::status_name(r.status)];
   double total_s = 0;
   std::string phases;
   for (const auto& [phase, sec] : rep.phase_seconds) {
@@ -113,7 +116,8 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   Table t({"", "variant", "parameters", "median ms", "round", "vs unfused", "vs cudnn", err_head});
   const protocol::VariantResult* w = rep.winner ? &rep.results[*rep.winner] : nullptr;
   for (size_t i : rows) {
-    const auto& r = rep.results[i];
+    const tune::ResultRow row = tune::result_row(rep, i);
+    const auto& r = row.result;
     std::string params;
     for (const auto& [n, v] : r.variant.params)
       if (values[n].size() > 1) params += fmt::format("{}{}", params.empty() ? "" : " ", param_display(n, v));
@@ -123,11 +127,11 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
     if (r.variant.role() == Role::baseline) name.append(" (baseline)");
     if (r.status != protocol::Status::ok) params = fmt::format("{} (below)", protocol::status_name(r.status));
     std::string err = "-";
-    if (r.verified || r.status == protocol::Status::wrong_result)
+    if (row.checked)
       err = rep.math == MathMode::tf32 ? fmt::format("{:.2f}", r.error.worst_ratio) : fmt::format("{:.1e}", r.error.max_abs);
     t.add({mark, cut(name, name_w), cut(params, param_w), ms_cell(r.timed ? r.time.median_ms : 0), round_short(r),
-           r.variant.role() != Role::solution || !rep.unfused ? "-" : speedup_cell(tune::speedup(rep, *rep.unfused, i)),
-           r.variant.role() != Role::solution || !rep.cudnn ? "-" : speedup_cell(tune::speedup(rep, *rep.cudnn, i)), err});
+           r.variant.role() != Role::solution || !row.vs_unfused ? "-" : speedup_cell(*row.vs_unfused),
+           r.variant.role() != Role::solution || !row.vs_cudnn ? "-" : speedup_cell(*row.vs_cudnn), err});
   }
   out += t.render();
 
@@ -138,8 +142,7 @@ std::string tune_table(const tune::TuneReport& rep, const TuneTableOptions& opt)
   if (!opt.all && solutions.size() > shown) footer += fmt::format("; {} more verified", solutions.size() - shown);
   std::string counts;
   for (const auto& [status, n] : by_status)
-    if (status != protocol::Status::ok)
-      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, protocol::status_name(status));
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
   if (!counts.empty()) footer += "; " + counts;
   if (!opt.all && !rep.notes.empty())
     footer += fmt::format("; {} note{} on cuDNN", rep.notes.size(), rep.notes.size() == 1 ? "" : "s");

@@ -11,7 +11,7 @@
 #include "gpu/compiler.hpp"
 #include "gpu/cudnn_version.hpp"
 #include "protocol/protocol.hpp"
-#include "tune/report_json.hpp"
+#include "tune/result_row.hpp"
 
 namespace fusetune::tune {
 
@@ -32,16 +32,16 @@ db::Environment environment_from_device(const nlohmann::json& device) {
 }
 
 db::ResultRecord result_record(const TuneReport& rep, size_t i) {
-  const auto& r = rep.results[i];
-  const auto j = result_to_json(rep, i);
+  const ResultRow row = result_row(rep, i);
+  const auto& r = row.result;
   db::ResultRecord rec;
   rec.problem_key = rep.key;
   rec.canonical = rep.problem;
   rec.math = std::string(math_mode_name(rep.math));
-  rec.candidate = std::string(codegen::candidate_name(r.variant.candidate));
+  rec.candidate = std::string(row.candidate);
   rec.variant_name = r.variant.name;
-  rec.params_json = j["params"].dump();
-  rec.status = std::string(protocol::status_name(r.status));
+  rec.params_json = row.params.dump();
+  rec.status = std::string(row.status);
   rec.reason = r.reason;
   rec.log_excerpt = r.log_excerpt;
   rec.registers = r.compile.registers;
@@ -52,9 +52,9 @@ db::ResultRecord result_record(const TuneReport& rep, size_t i) {
     rec.time_max_ms = r.time.max_ms;
     rec.time_count = r.time.count;
     rec.kernel_median_ms = r.time.kernel_median_ms;
-    if (j["kernel"].is_object()) {
-      rec.gbps = j["kernel"].value("gbps", 0.0);
-      rec.pct_copy = j["kernel"].value("pct_copy", 0.0);
+    if (row.kernel) {
+      rec.gbps = row.kernel->gbps;
+      rec.pct_copy = row.kernel->pct_copy;
     }
   }
   rec.max_abs = r.error.max_abs;

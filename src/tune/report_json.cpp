@@ -2,6 +2,7 @@
 
 #include "codegen/variant_json.hpp"
 #include "protocol/protocol.hpp"
+#include "tune/result_row.hpp"
 
 namespace fusetune::tune {
 
@@ -16,20 +17,20 @@ nlohmann::json time_json(const protocol::TimeFigures& t) {
 }  // namespace
 
 nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
-  const auto& r = rep.results[i];
+  const ResultRow row = result_row(rep, i);
+  const auto& r = row.result;
   nlohmann::json j;
-  j["candidate"] = codegen::candidate_name(r.variant.candidate);
-  j["role"] = codegen::role_name(r.variant.role());
+  j["candidate"] = row.candidate;
+  j["role"] = row.role;
   j["design"] = r.variant.design;
   j["name"] = r.variant.name;
-  j["params"] = codegen::params_object(r.variant);
-  j["status"] = protocol::status_name(r.status);
+  j["params"] = row.params;
+  j["status"] = row.status;
   // Every key is always there; what was not measured is null (docs/output.md: "JSON output").
   j["reason"] = r.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.reason);
   j["verified"] = r.verified;
-  const bool compiled = r.compile.registers >= 0;
-  j["registers"] = compiled ? nlohmann::json(r.compile.registers) : nlohmann::json(nullptr);
-  j["spills"] = compiled ? nlohmann::json(r.compile.spill_stores + r.compile.spill_loads) : nlohmann::json(nullptr);
+  j["registers"] = row.registers ? nlohmann::json(*row.registers) : nlohmann::json(nullptr);
+  j["spills"] = row.spills ? nlohmann::json(*row.spills) : nlohmann::json(nullptr);
   for (const char* k : {"time_ms", "kernel", "speedup_vs_unfused", "speedup_vs_cudnn", "error", "cudnn_algo"})
     j[k] = nullptr;
   // The GPU (ordinal) whose figures time_ms holds: with --devices, the first passes come from
@@ -37,15 +38,13 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
   j["gpu"] = r.timed && r.gpu >= 0 ? nlohmann::json(r.gpu) : nlohmann::json(nullptr);
   if (r.timed) {
     j["time_ms"] = time_json(r.time);
-    if (r.time.kernel_median_ms > 0 && r.variant.kernel_bytes > 0) {
-      const double gbps = r.variant.kernel_bytes / (r.time.kernel_median_ms * 1e-3) / 1e9;
-      j["kernel"] = {{"median_ms", r.time.kernel_median_ms}, {"bytes", r.variant.kernel_bytes}, {"gbps", gbps},
-                     {"pct_copy", rep.copy_gbps > 0 ? 100.0 * gbps / rep.copy_gbps : 0.0}};
-    }
-    if (rep.unfused) j["speedup_vs_unfused"] = speedup(rep, *rep.unfused, i);
-    if (rep.cudnn) j["speedup_vs_cudnn"] = speedup(rep, *rep.cudnn, i);
+    if (row.kernel)
+      j["kernel"] = {{"median_ms", row.kernel->median_ms}, {"bytes", row.kernel->bytes}, {"gbps", row.kernel->gbps},
+                     {"pct_copy", row.kernel->pct_copy}};
+    if (row.vs_unfused) j["speedup_vs_unfused"] = *row.vs_unfused;
+    if (row.vs_cudnn) j["speedup_vs_cudnn"] = *row.vs_cudnn;
   }
-  if (r.verified || r.status == protocol::Status::wrong_result)
+  if (row.checked)
     j["error"] = {{"max_abs", r.error.max_abs},   {"max_rel", r.error.max_rel},
                   {"rel_l2", r.error.rel_l2},     {"rel_l2_limit", r.error.rel_l2_limit},
                   {"worst_ratio", r.error.worst_ratio}, {"unchecked", r.error.unchecked},
