@@ -5,11 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <string_view>
 #include <system_error>
 
+#include "cli/cli_reference.hpp"
 #include "cli/commands.hpp"
 #include "cli/version.hpp"
 #include "common/error.hpp"
@@ -100,6 +102,12 @@ int run(int argc, char** argv) {
   cli::register_from_torch(app, from_torch_args);
   cli::register_completion(app, completion_args);
 
+  // docs/cli-reference.md is this tree's output (cli_reference.hpp): hidden, as __worker is.
+  if (argc == 2 && std::string_view(argv[1]) == "__cli-reference") {
+    write_stdout(cli::cli_reference(app));
+    return 0;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -111,6 +119,10 @@ int run(int argc, char** argv) {
     fmt::print(stderr, "fusetune: {} (see fusetune --help)\n", what);
     return int(ExitCode::bad_input);
   }
+  // FUSETUNE_PARSE_ONLY=1: the command line parsed (flags, grammar, numeric ranges), nothing runs.
+  // tests/doc_examples_test.py runs every example of the README and docs/ so, GPU or not.
+  if (const char* parse_only = std::getenv("FUSETUNE_PARSE_ONLY"); parse_only != nullptr && std::string_view(parse_only) == "1")
+    return 0;
 
   try {
     if (app.got_subcommand("compile")) return cli::run_compile(compile_args);
