@@ -10,6 +10,8 @@ matched is listed with the reason, in the file as a comment and on stderr. With 
 channels-last between them (`out=nhwc` on the first, `in=nhwc` on the others: match.chain_layouts);
 --layout nchw keeps every block in PyTorch's default layout. --json writes the
 blocks with the graph nodes they replace and where each per-channel operand comes from.
+As for every fusetune command, "-" for -o or --json is standard output (the spec file's
+default); only one of the two may go there.
 
 Exit status: 0 with at least one block, 1 with none, 2 bad usage or a model that cannot be
 loaded or traced (one line on stderr).
@@ -116,6 +118,20 @@ def blocks_json(blocks, unmatched):
     }
 
 
+def _is_stdout(path):
+    """fusetune's rule for every output path: "-" is standard output (cli/output_args.hpp)."""
+    return path == "-"
+
+
+def _write(path, text):
+    if _is_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w") as f:
+            f.write(text)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="fusetune from-torch", description=__doc__.split("\n\n")[0])
     ap.add_argument("target", help="FILE.py:Class")
@@ -124,10 +140,13 @@ def main(argv=None):
     ap.add_argument("--math", choices=["tf32", "fp32"], default="tf32", help="written into the file's tune line")
     ap.add_argument("--layout", choices=["chain", "nchw"], default="chain",
                     help="chain: values passed from block to block stay channels-last; nchw: every block NCHW")
-    ap.add_argument("-o", "--output", help="the spec file (default: standard output)")
-    ap.add_argument("--json", help="also write the blocks as JSON here")
+    ap.add_argument("-o", "--output", default="-", help="the spec file, or - for standard output (the default)")
+    ap.add_argument("--json", help="also write the blocks as JSON to this file, or - for standard output")
     args = ap.parse_args(argv)
     try:
+        if _is_stdout(args.output) and args.json is not None and _is_stdout(args.json):
+            raise UsageError("only one document can go to standard output (the spec file, -o's default, and "
+                             "--json - name it): give -o FILE or --json FILE")
         shape = _shape(args.input_shape)
         try:
             import torch  # noqa: F401
@@ -146,22 +165,17 @@ def main(argv=None):
     blocks, unmatched = find_blocks(graph)
     if args.layout == "chain":
         chain_layouts(graph, blocks)
-    out_name = args.output or "SPECS"
+    out_name = "SPECS" if _is_stdout(args.output) else args.output
     header = [f"fusetune from-torch {args.target} --input-shape {args.input_shape}",
               f"{len(blocks)} block(s); tune them with: fusetune tune --spec-file {out_name} --math {args.math}"]
     text = write_specs(blocks, unmatched, header)
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(blocks_json(blocks, unmatched), f, indent=1)
+    _write(args.output, text)
+    if args.json is not None:
+        _write(args.json, json.dumps(blocks_json(blocks, unmatched), indent=1) + "\n")
     for u in unmatched:
         print(one_line(f"fusetune from-torch: not matched: {u.path}: {u.reason}"), file=sys.stderr)
     print(f"fusetune from-torch: {len(blocks)} block(s), {len(unmatched)} conv(s) not matched"
-          + (f"; wrote {args.output}" if args.output else ""), file=sys.stderr)
+          + ("" if _is_stdout(args.output) else f"; wrote {args.output}"), file=sys.stderr)
     return 0 if blocks else 1
 
 

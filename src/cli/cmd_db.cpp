@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/input_file.hpp"
+#include "cli/output_args.hpp"
 #include "common/error.hpp"
 #include "common/output_file.hpp"
 #include "common/output_guard.hpp"
@@ -24,7 +25,7 @@ void register_db(CLI::App& app, DbArgs& args) {
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->require_subcommand(1, 1);
   auto* dump = cmd->add_subcommand("dump", "write every record as JSON lines (lossless; `db import` reads it)");
-  dump->add_option("-o,--output", args.file, "file to write (default: stdout)");
+  add_output_option(dump, args.file, "the dump", "standard output");
   auto* import = cmd->add_subcommand("import", "add the records of a dump");
   import->add_option("file", args.file, "a file written by `db dump`")->required();
   auto* merge = cmd->add_subcommand("merge", "add the records of other databases, e.g. a sweep's shards (newer records win)");

@@ -3,6 +3,7 @@
 // file from `fusetune from-torch`, a module that patches the model's blocks (`torch-patch`).
 // Needs no GPU: everything comes from the database.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/input_file.hpp"
+#include "cli/output_args.hpp"
 #include "codegen/candidates.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
@@ -37,7 +39,9 @@ void register_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("--spec-file", args.spec_file,
                   "torch-patch: the spec file `fusetune from-torch` wrote for the model (every block's winner must "
                   "be stored)");
-  cmd->add_option("-o,--output", args.output, "file to write (default: stdout)");
+  // One file for every format (torch-patch too: one module that patches every block), so - always
+  // makes sense.
+  add_output_option(cmd, args.output, "the export", "standard output");
   cmd->add_option("--gpu", args.gpu, "winner measured on a GPU whose name contains this text");
   cmd->add_option("--math", args.math, "tf32 | fp32")->check(CLI::IsMember({"tf32", "fp32"}))->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
@@ -114,6 +118,13 @@ int run_export(const ExportArgs& args) {
     throw InputError("--format torch-patch takes its problems from --spec-file, not a SPEC or --preset");
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
   refuse_database_output(args.output, path);  // before any work: an export never replaces the database
+  const std::string output = args.output.empty() ? "-" : args.output;
+  // A CUBIN is ELF bytes: on a terminal they are noise that can leave it in a bad state (escape
+  // sequences), and nobody reads them there. Refused as curl refuses binary output, before any
+  // work; a pipe or a redirect (> k.cubin) takes them.
+  if (args.format == "cubin" && is_stdout(output) && ::isatty(STDOUT_FILENO))
+    throw InputError("--format cubin is binary and standard output is a terminal: give -o FILE, or redirect it "
+                     "(> kernel.cubin)");
   std::string text;
   std::string what;  // for the line on stderr when the export goes to a file
   if (patch) {
@@ -140,12 +151,10 @@ int run_export(const ExportArgs& args) {
                        text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
   }
 
-  if (args.output.empty() || args.output == "-") {
-    write_stdout(text);
-  } else {
-    write_output_file(args.output, text);
-    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {}\n", text::printable(args.output), text.size(), what);
-  }
+  write_output_file(output, text);
+  // On stderr: stdout carries the export only.
+  if (!is_stdout(output))
+    fmt::print(stderr, "fusetune: wrote {} ({} bytes): {}\n", text::printable(output), text.size(), what);
   return 0;
 }
 

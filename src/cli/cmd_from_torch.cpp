@@ -17,9 +17,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/embedded_python.hpp"
+#include "cli/output_args.hpp"
 #include "common/error.hpp"
 #include "common/output_guard.hpp"
 #include "common/temp_dir.hpp"
+#include "common/terminal_text.hpp"
 #include "db/database.hpp"
 
 extern char** environ;
@@ -43,15 +45,24 @@ void register_from_torch(CLI::App& app, FromTorchArgs& args) {
                   "them, as torch.compile keeps it; nchw: every block reads and writes NCHW")
       ->check(CLI::IsMember({"chain", "nchw"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args.output, "the spec file for `tune --spec-file` (default: standard output)");
-  cmd->add_option("--json", args.json, "also write the blocks (nodes, per-channel operands' sources) as JSON");
+  add_output_option(cmd, args.output, "the spec file for `tune --spec-file`", "standard output");
+  cmd->add_option("--json", args.json,
+                  "also write the blocks (nodes, per-channel operands' sources) as JSON to FILE, or to standard "
+                  "output with -")
+      ->type_name("FILE|-");
 }
 
 int run_from_torch(const FromTorchArgs& args) {
-  // The spec file and the JSON never replace the tuning database (the default one: this command
-  // has no --db), checked before Python starts.
-  for (const auto& out : {args.output, args.json})
-    if (out && *out != "-") refuse_database_output(*out, db::default_db_path());
+  // Checked before Python starts, by the rules of every command's outputs: one document at most on
+  // standard output (the spec file goes there without -o), and neither replaces the tuning
+  // database (the default one: this command has no --db). Python handles "-" itself, so `-o -`
+  // is passed on as given.
+  if (!args.output && is_stdout(args.json))
+    throw InputError(fmt::format("only one document can go to standard output (the spec file, without -o, and "
+                                 "--json {} name it): give -o FILE or --json FILE",
+                                 text::excerpt(*args.json, 20)));
+  OutputArgs outputs{.json = args.json, .csv = std::nullopt, .other = args.output, .other_flag = "-o"};
+  check_output_args(outputs, db::default_db_path());
   const TempDir dir("fusetune-from-torch");
   const auto pkg = dir.path() / "fusetune_torch";
   std::filesystem::create_directories(pkg);

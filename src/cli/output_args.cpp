@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <filesystem>
+#include <vector>
+
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "common/output_file.hpp"
@@ -18,6 +21,32 @@
 #include "gpu/driver_api.hpp"
 
 namespace fusetune::cli {
+
+namespace {
+
+template <class Target>
+CLI::Option* add_output_option_to(CLI::App* cmd, Target& path, std::string_view what, std::string_view default_to) {
+  return cmd
+      ->add_option("-o,--output", path, fmt::format("write {} to FILE, or to standard output with - (default: {})", what,
+                                                    default_to))
+      ->type_name("FILE|-")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            return value.empty() ? "needs a FILE, or - for standard output" : "";
+          },
+          "", "output_path"));
+}
+
+}  // namespace
+
+CLI::Option* add_output_option(CLI::App* cmd, std::string& path, std::string_view what, std::string_view default_to) {
+  return add_output_option_to(cmd, path, what, default_to);
+}
+
+CLI::Option* add_output_option(CLI::App* cmd, std::optional<std::string>& path, std::string_view what,
+                               std::string_view default_to) {
+  return add_output_option_to(cmd, path, what, default_to);
+}
 
 void add_output_args(CLI::App* cmd, OutputArgs& out, std::string_view rows, bool csv) {
   // expected(0, 1): `--json` alone means stdout; a value that follows it is its file, so a
@@ -54,8 +83,12 @@ bool looks_like_a_spec(const std::string& text) {
 }  // namespace
 
 void check_output_args(const OutputArgs& out, const std::string& db_path) {
-  if (int(is_stdout(out.json)) + int(is_stdout(out.csv)) + int(is_stdout(out.other)) > 1)
-    throw InputError("only one document can go to standard output: give the others a FILE");
+  std::vector<std::string> on_stdout;
+  for (const auto& [flag, path] : {std::pair{"--json", out.json}, {"--csv", out.csv}, {out.other_flag.c_str(), out.other}})
+    if (is_stdout(path)) on_stdout.push_back(fmt::format("{} {}", flag, text::excerpt(*path, 20)));
+  if (on_stdout.size() > 1)
+    throw InputError(fmt::format("only one document can go to standard output ({} name it): give the others a FILE",
+                                 fmt::join(on_stdout, ", ")));
   for (const auto& [flag, path] : {std::pair{"--json", out.json}, {"--csv", out.csv}, {"", out.other}}) {
     if (!path || is_stdout(path)) continue;
     // `query --json 'conv2d(...)'`: the SPEC after a flag whose value is optional became its
