@@ -63,7 +63,7 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   auto* cmd = app.add_subcommand("tune", "verify and time every candidate on the GPU; report the fastest");
   add_problem_args(cmd, args.problem);
   cmd->add_option("--spec-file", args.spec_file,
-                  "tune every problem of FILE: one spec or preset name a line, # comments (README: \"Sweeps\")");
+                  "tune every problem of FILE: one spec or preset name a line, # comments (docs/cluster.md: \"Sweeps\")");
   cmd->add_option_function<std::string>(
          "--shard", [&args](const std::string& v) { args.shard = tune::parse_shard(v); },
          "I/N: this process's share (0 <= I < N): of --spec-file's problems, else of the problem's variants")
@@ -74,7 +74,7 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   cmd->add_option("--strategy", args.strategy,
                   "model (the default: guided by a cost model refined by what it measures) | exhaustive (every "
                   "variant; the default for --shard of one problem's variants) | random (--budget variants); "
-                  "README: \"Search strategies\"")
+                  "docs/commands.md: \"Search strategies\"")
       ->check(CLI::IsMember({"exhaustive", "random", "model"}));
   cmd->add_option("--seed", args.seed, "random: the draw; model: the order of equal predictions")
       ->check(integer_in(0, kMaxSeed))
@@ -88,7 +88,7 @@ void register_tune(CLI::App& app, TuneArgs& args) {
   auto* device = cmd->add_option("--device", args.device, "GPU ordinal")->check(integer_in(0, kMaxDevice))->capture_default_str();
   cmd->add_option_function<std::string>(
          "--devices", [&args](const std::string& v) { args.devices = parse_device_list(v); },
-         "0,1,... or all: one worker per GPU, the solutions' first passes spread over them (README: \"Several "
+         "0,1,... or all: one worker per GPU, the solutions' first passes spread over them (docs/cluster.md: \"Several "
          "GPUs\")")
       ->check(device_list())
       ->excludes(device);
