@@ -32,7 +32,7 @@ void register_db(CLI::App& app, DbArgs& args) {
   merge->add_option("other", args.others, "other fusetune databases (read only, never changed)")->required();
   for (auto* sub : {import, merge})
     sub->add_flag("--trust", args.trust,
-                  "keep winners whose generated code this fusetune cannot trace to itself (README: \"Untrusted "
+                  "keep winners whose generated code this fusetune cannot trace to itself (docs/database.md: \"Untrusted "
                   "records\")");
   auto* verify = cmd->add_subcommand("verify", "check integrity, schema version, tables and every record");
   for (auto* sub : {dump, import, merge, verify}) sub->add_option("--db", args.db, "tuning database");

@@ -46,7 +46,7 @@ void register_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("--math", args.math, "tf32 | fp32")->check(CLI::IsMember({"tf32", "fp32"}))->capture_default_str();
   cmd->add_option("--db", args.db, "tuning database (default: $FUSETUNE_DB, else $XDG_CACHE_HOME/fusetune/tuning.db)");
   cmd->add_flag("--trust", args.trust,
-                "export a winner whose generated code this fusetune cannot trace to itself (README: \"Untrusted "
+                "export a winner whose generated code this fusetune cannot trace to itself (docs/database.md: \"Untrusted "
                 "records\")");
 }
 

@@ -1,5 +1,5 @@
 // fusetune's command line. Every failure ends as one line on stderr and a documented exit
-// code (README: "Exit codes"): 0 ok, 1 failure, 2 bad input, 3 no GPU, 4 nothing stored.
+// code (docs/output.md: "Exit codes"): 0 ok, 1 failure, 2 bad input, 3 no GPU, 4 nothing stored.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
