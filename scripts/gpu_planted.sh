@@ -8,7 +8,7 @@
 # tune for the 3xTF32 design's plants. Then scripts/planted_summary.py writes the table.
 #   scripts/gpu_planted.sh            (from the repository root, built binaries in build/)
 # Environment: OUT (default /tmp/fusetune-out): results in $OUT/planted/ (tune JSON, logs,
-# summary.md); FUSETUNE_DB (default: a fresh database under $OUT/planted-db, left out of $OUT's
+# summary.md), packed into $OUT/planted.tgz; FUSETUNE_DB (default: a fresh database under $OUT/planted-db, left out of $OUT's
 # results); PLANT (default deep,subtle,wrong); PROBLEMS=quick runs only the two presets;
 # STRATEGY=exhaustive runs every variant (slower) where the guided search (the default) would not.
 set -uo pipefail
@@ -38,9 +38,12 @@ if [ "${PROBLEMS:-all}" != quick ]; then
   run k72 tf32 "conv2d(n=32,c=64,h=64,w=64,k=72,r=3) | mul(2.0) | reduce_min(channel)"
   # padding + stride 2: the halo's edge rows and the strided taps; KernelBench-31's chain
   run pad1s2 tf32 "conv2d(n=32,c=64,h=128,w=128,k=128,r=3,pad=1,stride=2) | min(0.5) | add(param[k]) | mul(2.0)"
-  # 3xTF32 (fused-conv.halo3x) under the fp32 rule
-  run pad1s2 fp32 "conv2d(n=32,c=64,h=128,w=128,k=128,r=3,pad=1,stride=2) | min(0.5) | add(param[k]) | mul(2.0)"
+  # 3xTF32 (fused-conv.halo3x) under the fp32 rule, padding 1: halo3x has no stride-2 variant
+  # (its smem), so the stride-2 shape above ran no fused conv under fp32 (call 115)
+  run pad1 fp32 "conv2d(n=32,c=64,h=128,w=128,k=128,r=3,pad=1) | min(0.5) | add(param[k]) | mul(2.0)"
 fi
 python3 scripts/planted_summary.py "$D"/*.json >"$D/summary.md" || rc=1
 cat "$D/summary.md"
+# One archive beside the loose files: a device call returns only a few files from $OUT.
+tar czf "$OUT/planted.tgz" -C "$OUT" planted 2>/dev/null
 exit $rc

@@ -181,4 +181,29 @@ TEST(CodegenPlanted, DeepPlantsDifferFromTheirBaseOnlyByTheirDefine) {
   }
 }
 
+// `wrong` (every per-channel value read for the next channel) must change a fused conv even when
+// its chain has no per-channel parameter, only the conv bias (#32's chain): call 112 found the
+// plant left such a kernel correct, so it passed verification as the correct kernel it was.
+TEST(CodegenPlanted, WrongChannelChangesTheFusedConvsWithOnlyABias) {
+  const auto all = generate("conv2d(n=2,c=64,h=20,w=20,k=128,r=3) | mul(2) | reduce_min", "wrong");
+  std::map<std::string, const Variant*> real;
+  for (const auto& v : all)
+    if (v.design.find(".planted") == std::string::npos) real[v.name] = &v;
+  fusetune::gpu::CompileOptions o;
+  o.arch = "sm_90a";
+  o.ptxas_verbose = false;
+  int fused = 0;
+  for (const auto& v : all) {
+    if (v.candidate != fusetune::codegen::Candidate::fused_conv || !v.name.ends_with(".planted-wrong")) continue;
+    ++fused;
+    const auto base = real.find(v.name.substr(0, v.name.find(".planted-")));
+    ASSERT_NE(base, real.end()) << v.name;
+    const auto b = fusetune::gpu::compile_cuda(base->second->source, base->first, o);
+    const auto r = fusetune::gpu::compile_cuda(v.source, v.name, o);
+    ASSERT_TRUE(b.ok() && r.ok()) << v.name << ": " << b.log << r.log;
+    EXPECT_NE(r.ptx, b.ptx) << v.name << ": the plant changes nothing";
+  }
+  EXPECT_GT(fused, 0);
+}
+
 }  // namespace

@@ -97,13 +97,16 @@ const KernelStep& last_kernel(const Variant& v) {
   throw Error(ExitCode::failure, "planted: " + v.name + " has no kernel step");
 }
 
-// A copy of `base` with `#define FT_PLANT_<macro> 1` ahead of its source: a parameter like any other.
-Variant with_define(const Variant& base, const std::string& word, const std::string& macro) {
+// A copy of `base` with `#define FT_PLANT_<macro> 1` (and `also`'s) ahead of its source: a
+// parameter like any other.
+Variant with_define(const Variant& base, const std::string& word, const std::string& macro,
+                    const char* also = nullptr) {
   Variant v = base;
   v.design = base.design + ".planted";
   v.name = base.name + ".planted-" + word;
   v.params.emplace_back("plant_" + word, 1);
-  v.source = fmt::format("#define FT_PLANT_{} 1\n{}", macro, base.source);
+  v.source = fmt::format("#define FT_PLANT_{} 1\n{}{}", macro,
+                         also ? fmt::format("#define FT_PLANT_{} 1\n", also) : std::string(), base.source);
   return v;
 }
 
@@ -178,7 +181,12 @@ std::vector<Variant> planted_variants(const spec::Problem& problem, const std::v
     for (const auto& d : kDeepPlants)
       if (wants(which, d.word) && deep_applies(d, *h, problem)) out.push_back(with_define(*h, d.word, d.macro));
     const bool transposing_store = last_kernel(*h).name == "ft_epilogue_pointwise_nhwc";
-    if (wants(which, "wrong")) out.push_back(with_define(*h, "wrong", "CHANNEL_SHIFT"));
+    // The epilogues index the bias by the shifted channel; the fused convs index it by k itself
+    // (FT_BIAS_K), so there the bias shift goes with it: else a chain with no per-channel parameter
+    // (#32's) left the plant a correct kernel (call 112).
+    if (wants(which, "wrong"))
+      out.push_back(with_define(*h, "wrong", "CHANNEL_SHIFT",
+                                h->candidate == Candidate::fused_conv && problem.conv.bias ? "BIAS_SHIFT" : nullptr));
     if (wants(which, "bias") && problem.conv.bias) out.push_back(with_define(*h, "bias", "BIAS_SHIFT"));
     if (wants(which, "row") && !transposing_store) out.push_back(with_define(*h, "row", "SKIP_ROW"));
     if (wants(which, "reduce") && problem.reduce) out.push_back(with_define(*h, "reduce", "SKIP_LAST_CHANNEL"));

@@ -3,7 +3,8 @@
 // copies of real variants that are wrong on purpose, so GPU tests can prove that verification
 // rejects each kind of bug, and that the tuner records a fault and a hang and goes on.
 // Each define-based plant is made from the first variant of every epilogue design it applies to:
-//   wrong   an off-by-one channel index for every per-channel value (FT_PLANT_CHANNEL_SHIFT)
+//   wrong   an off-by-one channel index for every per-channel value (FT_PLANT_CHANNEL_SHIFT; in
+//           the fused convs with FT_PLANT_BIAS_SHIFT, which index the bias apart)
 //   bias    the conv bias of channel k+1 added to channel k (FT_PLANT_BIAS_SHIFT)
 //   row     output row P/2 of image 0 never stored (FT_PLANT_SKIP_ROW; not in the design whose
 //           store is the fused transpose, epilogue_pointwise_nhwc.cu)

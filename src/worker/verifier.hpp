@@ -19,8 +19,8 @@ namespace fusetune::worker {
 
 struct VerifyOutcome {
   protocol::Status status = protocol::Status::ok;  // ok or wrong_result
-  std::string reason;          // the first failure: draw, criterion, figures
-  protocol::ErrorFigures error;          // the worst over draws
+  std::string reason;          // the first failure: draw, criterion, figures; which draws failed
+  protocol::ErrorFigures error;          // the worst over draws (every draw, failed or not)
 };
 
 class Verifier {
@@ -32,8 +32,12 @@ class Verifier {
   [[nodiscard]] VerifyOutcome verify(const Loaded& l);
 
  private:
-  // One run on draw d; the output judged; "" or the failure.
-  std::string check_run(const Loaded& l, int d, bool out_of_place, protocol::ErrorFigures& worst);
+  struct RunVerdict {
+    std::string failure;        // "" when the run passed
+    bool wrote_outside = false;  // a guard band was hit: the plan is not run again
+  };
+  // One run on draw d; the output judged.
+  RunVerdict check_run(const Loaded& l, int d, bool out_of_place, protocol::ErrorFigures& worst);
 
   MathMode math_;
   InputDraws& draws_;
