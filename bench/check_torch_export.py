@@ -2,10 +2,11 @@
 reference models, on a GPU.
 
     python3 bench/check_torch_export.py --m31 model31.py --m32 model32.py [--math tf32|fp32]
-        [--tune-json-dir DIR]
+        [--tune-json-dir DIR] [--kernelbench CHECKOUT]
 
-For each preset given: builds the reference model (KernelBench level 2, problems 31 and 32, as
-published: bench/kernelbench_refs/), loads its state_dict() into the exported Model (same constructor, same parameter
+For each preset given: builds the reference model (KernelBench level 2, problems 31 and 32, read
+from a KernelBench checkout: --kernelbench, else $KERNELBENCH, else .kernelbench; the repository
+holds no copy), loads its state_dict() into the exported Model (same constructor, same parameter
 names), runs both on the same torch.rand input of the preset's shape and compares:
     every element: |out - ref| <= tol + tol * |ref|     and     relative L2 error <= tol
 with tol = 1e-2 under tf32 (the default: PyTorch's defaults, TF32 allowed for cuDNN convolutions)
@@ -23,6 +24,7 @@ and 1e-4 under --math fp32 (TF32 off for both models). It also checks that
 Exit status: 0 all passed, 1 a check failed, 77 skipped (no CUDA GPU, or torch missing).
 """
 import argparse
+import glob
 import importlib.abc
 import importlib.util
 import json
@@ -51,50 +53,35 @@ def nvrtc_mapped():
         return {line.split()[-1] for line in f if "nvrtc" in line}
 
 
-REFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernelbench_refs")
+def kernelbench_file(checkout, number):
+    """KernelBench/level2/<number>_*.py of a KernelBench checkout (exits with a message when it is not there)."""
+    level2 = os.path.join(checkout, "KernelBench", "level2")
+    found = sorted(glob.glob(os.path.join(level2, f"{number}_*.py")))
+    if not found:
+        sys.exit(f"check_torch_export: no KernelBench level-2 problem {number} under {level2} "
+                 "(give --kernelbench PATH or $KERNELBENCH: a checkout of github.com/ScalingIntelligence/KernelBench)")
+    return found[0]
 
 
-def reference_model(file_name):
-    """KernelBench's reference Model class, from its file under bench/kernelbench_refs/."""
+def reference_model(path):
+    """KernelBench's reference Model class, from its problem file."""
     namespace = {}
-    path = os.path.join(REFS, file_name)
     with open(path) as f:
-        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - our own reference file
+        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - the user's KernelBench checkout
     return namespace["Model"]
 
 
-if torch is not None:
-    # preset -> (reference class, KernelBench's get_init_inputs(), input shape, a wrong argument list)
-    PRESETS = {
-        "kernelbench-31": (reference_model("level2_31_Conv2d_Min_Add_Multiply.py"), [64, 128, 3, 0.5, (128, 1, 1), 2.0],
+def presets(checkout):
+    """preset -> (reference class, KernelBench's get_init_inputs(), input shape, a wrong argument list)"""
+    return {
+        "kernelbench-31": (reference_model(kernelbench_file(checkout, 31)), [64, 128, 3, 0.5, (128, 1, 1), 2.0],
                            (128, 64, 128, 128), [64, 128, 3, 0.25, (128, 1, 1), 2.0]),
-        "kernelbench-32": (reference_model("level2_32_Conv2d_Scaling_Min.py"), [64, 128, 3, 2.0], (64, 64, 256, 256),
+        "kernelbench-32": (reference_model(kernelbench_file(checkout, 32)), [64, 128, 3, 2.0], (64, 64, 256, 256),
                            [64, 128, 5, 2.0]),
     }
 
 
-def load_module(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def compare(preset, got, ref, tol):
-    """Prints the errors; True when within the tolerance."""
-    if tuple(got.shape) != tuple(ref.shape):
-        print(f"{preset}: FAIL output shape {tuple(got.shape)}, reference {tuple(ref.shape)}")
-        return False
-    diff = (got.double() - ref.double()).abs()
-    bound = tol + tol * ref.double().abs()
-    max_abs = diff.max().item()
-    worst = (diff / bound).max().item()  # <= 1 everywhere when the elementwise check passes
-    rel_l2 = (torch.linalg.vector_norm(got.double() - ref.double()) / torch.linalg.vector_norm(ref.double())).item()
-    nan = bool(torch.isnan(got).any().item())
-    ok = not nan and worst <= 1.0 and rel_l2 <= tol
-    print(f"{preset}: {'ok  ' if ok else 'FAIL'} max |diff| {max_abs:.3e} (worst diff/bound {worst:.3f}, "
-          f"bound {tol:g} + {tol:g}*|ref|), relative L2 {rel_l2:.3e} (<= {tol:g}){', NaN in output' if nan else ''}")
-    return ok
+PRESETS = {}
 
 
 def check(preset, path, tol, own_ms):
@@ -192,6 +179,8 @@ def main():
     ap.add_argument("--m32", help="module exported for kernelbench-32")
     ap.add_argument("--math", choices=["tf32", "fp32"], default="tf32")
     ap.add_argument("--tune-json-dir", help="directory of the winners' `tune --json` reports (tune-PRESET-MATH.json)")
+    ap.add_argument("--kernelbench", default=os.environ.get("KERNELBENCH", ".kernelbench"),
+                    help="a KernelBench checkout (default: $KERNELBENCH, else .kernelbench)")
     args = ap.parse_args()
     if not (args.m31 or args.m32):
         ap.error("give --m31 and/or --m32")
@@ -199,6 +188,7 @@ def main():
     if torch is None or not torch.cuda.is_available():
         print("skip: no CUDA GPU (or no torch)")
         return SKIP
+    PRESETS.update(presets(args.kernelbench))
     sys.meta_path.insert(0, NoCompiler())
 
     tf32 = args.math == "tf32"

@@ -10,6 +10,8 @@
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
 #   KB_EVAL=0    step export skips KernelBench's correctness procedure (bench/kernelbench_eval.py)
+#   KERNELBENCH  a KernelBench checkout (default .kernelbench, git-ignored; scripts/get_kernelbench.sh):
+#                its level-2 problems 31 and 32 are the reference models of steps export and patch
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
 #   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py
 #                (step problems: bench/problems.txt's problems with C >= 32, tf32); TT_ARGS for
@@ -93,7 +95,7 @@ if want export; then
       stamp "KernelBench eval $math"
       pids=()
       for p in 31 32; do
-        ref=$(ls bench/kernelbench_refs/level2_${p}_*.py)
+        ref=$(kernelbench_file "$p") || { echo "KernelBench eval skipped: $ref"; continue; }
         for tf32 in default off; do
           python3 bench/kernelbench_eval.py --ref "$ref" --new "$R/kernelbench-$p-$math-kb.py" --tf32 "$tf32" \
             --json "$R/kernelbench-eval-$p-$math-tf32$tf32.json" > "$R/kernelbench-eval-$p-$math-tf32$tf32.log" 2>&1 &
@@ -111,9 +113,12 @@ if want patch; then
   # issue 14's acceptance: from-torch -> tune --spec-file -> export torch-patch -> patched model,
   # checked and timed against eager and torch.compile in one process per model.
   for m in "python/examples/four_blocks.py:FourBlocks ${FOUR_BLOCKS_SHAPE:-64,32,128,128}" \
-           "bench/kernelbench_refs/level2_31_Conv2d_Min_Add_Multiply.py:Model 128,64,128,128" \
-           "bench/kernelbench_refs/level2_32_Conv2d_Scaling_Min.py:Model 64,64,256,256"; do
+           "kb:31:Model 128,64,128,128" "kb:32:Model 64,64,256,256"; do
     set -- $m
+    if [[ "$1" == kb:* ]]; then  # a problem of the KernelBench checkout, not of this repository
+      f=$(kernelbench_file "$(cut -d: -f2 <<<"$1")") || { echo "patch skipped: $f"; continue; }
+      set -- "$f:${1##*:}" "$2"
+    fi
     name=$(basename "${1%%:*}" .py)
     [[ "$name" == *${PATCH_FILTER:-}* ]] || continue
     stamp "patch $name"

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 try:
     import pytest
@@ -21,39 +20,8 @@ sys.path.insert(0, ROOT)
 
 from fusetune_torch.from_torch import main  # noqa: E402
 
-KB31 = textwrap.dedent('''
-    import torch, torch.nn as nn
-    class Model(nn.Module):
-        def __init__(self, in_channels, out_channels, kernel_size, constant_value, bias_shape, scaling_factor):
-            super().__init__()
-            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
-            self.constant_value = constant_value
-            self.bias = nn.Parameter(torch.randn(bias_shape))
-            self.scaling_factor = scaling_factor
-        def forward(self, x):
-            x = self.conv(x)
-            x = torch.min(x, torch.tensor(self.constant_value, device=x.device))
-            x = x + self.bias
-            x = x * self.scaling_factor
-            return x
-    def get_init_inputs():
-        return [64, 128, 3, 0.5, (128, 1, 1), 2.0]
-''')
-KB32 = textwrap.dedent('''
-    import torch, torch.nn as nn
-    class Model(nn.Module):
-        def __init__(self, in_channels, out_channels, kernel_size, scale_factor):
-            super().__init__()
-            self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
-            self.scale_factor = scale_factor
-        def forward(self, x):
-            x = self.conv(x)
-            x = x * self.scale_factor
-            x = torch.min(x, dim=1, keepdim=True)[0]
-            return x
-    def get_init_inputs():
-        return [64, 128, 3, 2.0]
-''')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kb_style_models import KB31, KB32  # noqa: E402
 
 
 def specs_of(tmp_path, source, target, shape, *more):

@@ -29,6 +29,9 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 from fusetune_torch.from_torch import main as from_torch  # noqa: E402
 
+sys.path.insert(0, HERE)
+from kb_style_models import KB31, KB32  # noqa: E402
+
 # The spec language's ops (docs/spec-language.md) that the example models use, in torch.
 UNARY = {"relu": torch.relu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "silu": F.silu}
 
@@ -187,11 +190,13 @@ def test_channels_last_between_blocks_and_nowhere_else(tmp_path):
 
 
 def test_kernelbench_models_become_one_block(tmp_path):
-    # Model 31's torch.tensor(0.5) and model 32's min with indices go with their blocks.
-    refs = os.path.join(ROOT, "..", "bench", "kernelbench_refs")
-    for name, shape in (("level2_31_Conv2d_Min_Add_Multiply.py", (2, 64, 12, 12)),
-                        ("level2_32_Conv2d_Scaling_Min.py", (2, 64, 12, 12))):
-        path = os.path.join(refs, name)
+    # Model 31's torch.tensor(0.5) and model 32's min with indices go with their blocks (the two
+    # presets' models, written here in KernelBench's format: python/tests/kb_style_models.py).
+    for name, source in (("kb31.py", KB31), ("kb32.py", KB32)):
+        shape = (2, 64, 12, 12)
+        path = str(tmp_path / name)
+        with open(path, "w") as f:
+            f.write(source)
         ns = {}
         exec(compile(open(path).read(), path, "exec"), ns)
         m = patch_module(tmp_path, path, "Model", shape)
