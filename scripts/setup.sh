@@ -10,6 +10,9 @@ packages=(cmake ninja-build g++ clang libclang-rt-14-dev libfmt-dev libcli11-dev
 # For the report's screenshot test only (tests/report_screenshot.py skips without them): not
 # every distribution packages Chromium as a plain package, so these may fail to install.
 optional_packages=(chromium python3-pil)
+# For the Slurm job-array test only (tests/slurm_array_test.sh, docs/cluster.md's scripts on a
+# one-node Slurm; it skips without them).
+optional_packages+=(slurm-wlm)
 # The packages of a list that are not installed.
 not_installed() {
   for p in "$@"; do
@@ -25,10 +28,10 @@ if ((${#missing[@]})); then
 fi
 mapfile -t optional_missing < <(not_installed "${optional_packages[@]}")
 if ((${#optional_missing[@]})); then
-  echo "setup: installing ${optional_missing[*]} (for the report's screenshot test)" >&2
+  echo "setup: installing ${optional_missing[*]} (for the report's screenshot and the Slurm tests)" >&2
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
       "${optional_missing[@]}" >/dev/null; } ||
-    echo "setup: could not install ${optional_missing[*]}: the report's screenshot test will skip" >&2
+    echo "setup: could not install ${optional_missing[*]}: the tests that need them will skip" >&2
 fi
 
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
