@@ -24,12 +24,14 @@ and 1e-4 under --math fp32 (TF32 off for both models). It also checks that
 Exit status: 0 all passed, 1 a check failed, 77 skipped (no CUDA GPU, or torch missing).
 """
 import argparse
-import glob
 import importlib.abc
 import importlib.util
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernelbench_files  # noqa: E402
 
 try:
     import torch
@@ -53,35 +55,46 @@ def nvrtc_mapped():
         return {line.split()[-1] for line in f if "nvrtc" in line}
 
 
-def kernelbench_file(checkout, number):
-    """KernelBench/level2/<number>_*.py of a KernelBench checkout (exits with a message when it is not there)."""
-    level2 = os.path.join(checkout, "KernelBench", "level2")
-    found = sorted(glob.glob(os.path.join(level2, f"{number}_*.py")))
-    if not found:
-        sys.exit(f"check_torch_export: no KernelBench level-2 problem {number} under {level2} "
-                 "(give --kernelbench PATH or $KERNELBENCH: a checkout of github.com/ScalingIntelligence/KernelBench)")
-    return found[0]
-
-
-def reference_model(path):
-    """KernelBench's reference Model class, from its problem file."""
-    namespace = {}
-    with open(path) as f:
-        exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - the user's KernelBench checkout
-    return namespace["Model"]
+def reference_model(checkout, number):
+    """KernelBench's reference Model class, from its problem file in the checkout."""
+    return kernelbench_files.load_problem(kernelbench_files.problem_file(checkout, number))["Model"]
 
 
 def presets(checkout):
     """preset -> (reference class, KernelBench's get_init_inputs(), input shape, a wrong argument list)"""
     return {
-        "kernelbench-31": (reference_model(kernelbench_file(checkout, 31)), [64, 128, 3, 0.5, (128, 1, 1), 2.0],
+        "kernelbench-31": (reference_model(checkout, 31), [64, 128, 3, 0.5, (128, 1, 1), 2.0],
                            (128, 64, 128, 128), [64, 128, 3, 0.25, (128, 1, 1), 2.0]),
-        "kernelbench-32": (reference_model(kernelbench_file(checkout, 32)), [64, 128, 3, 2.0], (64, 64, 256, 256),
+        "kernelbench-32": (reference_model(checkout, 32), [64, 128, 3, 2.0], (64, 64, 256, 256),
                            [64, 128, 5, 2.0]),
     }
 
 
 PRESETS = {}
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare(preset, got, ref, tol):
+    """Prints the errors; True when within the tolerance."""
+    if tuple(got.shape) != tuple(ref.shape):
+        print(f"{preset}: FAIL output shape {tuple(got.shape)}, reference {tuple(ref.shape)}")
+        return False
+    diff = (got.double() - ref.double()).abs()
+    bound = tol + tol * ref.double().abs()
+    max_abs = diff.max().item()
+    worst = (diff / bound).max().item()  # <= 1 everywhere when the elementwise check passes
+    rel_l2 = (torch.linalg.vector_norm(got.double() - ref.double()) / torch.linalg.vector_norm(ref.double())).item()
+    nan = bool(torch.isnan(got).any().item())
+    ok = not nan and worst <= 1.0 and rel_l2 <= tol
+    print(f"{preset}: {'ok  ' if ok else 'FAIL'} max |diff| {max_abs:.3e} (worst diff/bound {worst:.3f}, "
+          f"bound {tol:g} + {tol:g}*|ref|), relative L2 {rel_l2:.3e} (<= {tol:g}){', NaN in output' if nan else ''}")
+    return ok
 
 
 def check(preset, path, tol, own_ms):
@@ -160,7 +173,6 @@ def check(preset, path, tol, own_ms):
     ok = ok and same
 
     if own_ms is not None:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from bench_timing import bench  # noqa: E402 - needs triton, which the GPU machine has
         with torch.no_grad():
             t = bench(lambda: model(x))
@@ -179,7 +191,7 @@ def main():
     ap.add_argument("--m32", help="module exported for kernelbench-32")
     ap.add_argument("--math", choices=["tf32", "fp32"], default="tf32")
     ap.add_argument("--tune-json-dir", help="directory of the winners' `tune --json` reports (tune-PRESET-MATH.json)")
-    ap.add_argument("--kernelbench", default=os.environ.get("KERNELBENCH", ".kernelbench"),
+    ap.add_argument("--kernelbench", default=kernelbench_files.DEFAULT,
                     help="a KernelBench checkout (default: $KERNELBENCH, else .kernelbench)")
     args = ap.parse_args()
     if not (args.m31 or args.m32):
