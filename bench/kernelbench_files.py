@@ -1,5 +1,6 @@
 """KernelBench's own problem files, read from a checkout the user gives (the repository holds no
-copy of them): --kernelbench PATH, else $KERNELBENCH, else .kernelbench (git-ignored)."""
+copy of them): --kernelbench PATH, else $KERNELBENCH, else .kernelbench (git-ignored).
+    python3 bench/kernelbench_files.py N    prints level-2 problem N's path (scripts/lib/gpu_common.sh)"""
 import glob
 import os
 import sys
@@ -23,3 +24,7 @@ def load_problem(path):
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), namespace)  # noqa: S102 - the user's KernelBench checkout
     return namespace
+
+
+if __name__ == "__main__":
+    print(problem_file(DEFAULT, sys.argv[1]))

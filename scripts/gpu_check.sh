@@ -10,7 +10,7 @@
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
 #   KB_EVAL=0    step export skips KernelBench's correctness procedure (bench/kernelbench_eval.py)
-#   KERNELBENCH  a KernelBench checkout (default .kernelbench, git-ignored; scripts/get_kernelbench.sh):
+#   KERNELBENCH  a KernelBench checkout (default .kernelbench, git-ignored; docs/gpu-runs.md says how to carry it):
 #                its level-2 problems 31 and 32 are the reference models of steps export and patch
 #   SMOKE_RUNS   consecutive `smoke --checks winners` runs (default 1), then one planted stale run
 #   BENCH_ARGS   for bench/bench_presets.py (step bench, once per MATHS) and bench/bench_problems.py

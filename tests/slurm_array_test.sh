@@ -23,7 +23,7 @@ cleanup() {
   sleep 1
   rm -rf "$W"
 }
-trap cleanup EXIT; [ -n "${KEEP:-}" ] && trap - EXIT
+trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$W"/slurmctld.log "$W"/slurmd.log "$W"/job/*.log "$W"/job/slurm-*.out; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done; exit 1; }
 
 # A one-node cluster on localhost: no munge (auth/none), no cgroups, ports of its own.

@@ -198,7 +198,7 @@ def test_kernelbench_models_become_one_block(tmp_path):
         with open(path, "w") as f:
             f.write(source)
         ns = {}
-        exec(compile(open(path).read(), path, "exec"), ns)
+        exec(compile(source, path, "exec"), ns)
         m = patch_module(tmp_path, path, "Model", shape)
         torch.manual_seed(0)
         model = ns["Model"](*ns["get_init_inputs"]()).eval()

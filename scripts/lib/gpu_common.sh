@@ -18,17 +18,12 @@
 
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 
+# kernelbench_file N: KernelBench/level2/N_*.py of the checkout $KERNELBENCH (default .kernelbench),
+# as the bench scripts find it (bench/kernelbench_files.py); when absent, prints why and fails.
+kernelbench_file() { python3 bench/kernelbench_files.py "$1" 2>&1; }
+
 # pack: $OUT/run into $OUT/$PACK_NAME.tgz (default run.tgz), after each step so a cut call keeps
 # what it had.
-# kernelbench_file N: KernelBench/level2/N_*.py of the checkout $KERNELBENCH (default .kernelbench);
-# when absent, prints why and fails (the repository holds no copy of KernelBench's files).
-kernelbench_file() {
-  local kb=${KERNELBENCH:-.kernelbench} f
-  f=$(ls "$kb"/KernelBench/level2/"$1"_*.py 2>/dev/null | head -1)
-  [ -n "$f" ] || { echo "no KernelBench problem $1 under $kb/KernelBench/level2 (set KERNELBENCH to a checkout)"; return 1; }
-  echo "$f"
-}
-
 pack() { tar czf "$OUT/${PACK_NAME:-run}.tgz" -C "$OUT" run 2>/dev/null; }
 
 # want STEP: whether STEP was asked for (or "all"); reads GPU_STEPS, set by gpu_setup from its arguments.
