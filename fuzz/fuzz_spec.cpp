@@ -14,6 +14,7 @@
 #include "spec/canonical.hpp"
 #include "spec/ops.hpp"
 #include "spec/parser.hpp"
+#include "spec/shape_rules.hpp"
 
 namespace {
 
@@ -40,15 +41,57 @@ void check_ops(const std::vector<Op>& ops, bool after_reduce, int& next_param, s
   }
 }
 
+// The general form (version 2): shapes follow through every stage within the size bound,
+// parameters and inputs are numbered in order and each has a shape, named values are defined
+// before use.
+void check_general(const Problem& p, std::string_view input) {
+  std::vector<Shape> shapes;
+  try {
+    shapes = epilogue_shapes(p);
+  } catch (const std::exception& e) {
+    fail("a parsed problem's shapes do not follow", input, e.what());
+  }
+  for (const Shape& s : shapes) {
+    if (s.empty() && &s == &shapes.front()) fail("empty main shape", input, "");
+    for (int64_t d : s) {
+      if (d < 1) fail("an empty dim accepted", input, shape_text(s));
+    }
+    if (elems(s) > kMaxTensorElems) fail("a value past 2^40 elements accepted", input, shape_text(s));
+  }
+  if (static_cast<std::size_t>(p.num_params) != p.param_shapes.size()) fail("num_params != param_shapes", input, "");
+  int values = 0, next_param = 0;
+  for (const Stage& st : p.stages) {
+    if (st.kind == StageKind::name && st.value_index != values++) fail("values out of order", input, "");
+    if (st.kind == StageKind::norm && st.affine && (st.weight_param != next_param++ || st.bias_param != next_param++)) {
+      fail("norm parameters out of order", input, "");
+    }
+    if (st.kind != StageKind::op) continue;
+    for (const Operand& a : st.op.args) {
+      if (a.value_index >= values) fail("a value used before it is named", input, "");
+      if (a.per_channel && a.param_index != next_param++) fail("param indices out of order", input, "");
+      if (a.input_index >= static_cast<int>(p.input_shapes.size())) fail("an input without a shape", input, "");
+    }
+  }
+  if (next_param != p.num_params) fail("num_params does not match the operands", input, "");
+  if (values != p.num_values) fail("num_values does not match the names", input, "");
+}
+
 void check_invariants(const Problem& p, std::string_view input) {
+  if (!p.stages.empty()) {
+    if (!p.pre.empty() || p.reduce || !p.post.empty()) fail("both forms filled", input, "");
+    check_general(p, input);
+    return;
+  }
+  if (!p.param_shapes.empty() || !p.input_shapes.empty()) fail("chain form with general operands", input, "");
   const Conv& c = p.conv;
-  if (c.p() < 1 || c.q() < 1) fail("empty conv output accepted", input, "");
+  if (c.o() < 1 || c.p() < 1 || c.q() < 1) fail("empty conv output accepted", input, "");
   // (h + 2*pad - reach) must be >= 0: p() truncates toward zero, so p() >= 1 alone is not enough.
-  if (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1 < 0 || c.w + 2 * c.pad_w - c.dil_w * (c.s - 1) - 1 < 0) {
+  if (!c.transposed && (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1 < 0 || c.w + 2 * c.pad_w - c.dil_w * (c.s - 1) - 1 < 0 ||
+                        c.d + 2 * c.pad_d - c.dil_d * (c.t - 1) - 1 < 0)) {
     fail("window larger than the padded input accepted", input, "");
   }
-  for (int64_t elems : {c.input_elems(), c.weight_elems(), c.conv_out_elems(), p.out_elems()}) {
-    if (elems < 1 || elems > kMaxTensorElems) fail("tensor size out of range accepted", input, "");
+  for (int64_t e : {c.input_elems(), c.weight_elems(), c.conv_out_elems(), p.out_elems()}) {
+    if (e < 1 || e > kMaxTensorElems) fail("tensor size out of range accepted", input, "");
   }
   int next_param = 0;
   check_ops(p.pre, false, next_param, input);

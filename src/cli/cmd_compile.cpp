@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
+#include "spec/support.hpp"
 #include "tune/compile_all.hpp"
 
 namespace fusetune::cli {
@@ -36,6 +37,7 @@ void register_compile(CLI::App& app, CompileArgs& args) {
 int run_compile(const CompileArgs& args) {
   check_output_args(args.out);
   const spec::Problem problem = spec::resolve_problem(args.problem.spec, args.problem.preset);
+  spec::require_tunable(problem);
   const auto limits = gpu::limits_for_arch(args.arch);
   if (!limits) throw InputError(fmt::format("unknown --arch '{}' (known: sm_80, sm_86, sm_89, sm_90, sm_100)", args.arch));
 

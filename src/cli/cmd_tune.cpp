@@ -27,6 +27,7 @@
 #include "spec/canonical.hpp"
 #include "spec/presets.hpp"
 #include "spec/spec_list.hpp"
+#include "spec/support.hpp"
 #include "trust/record_check.hpp"
 #include "tune/compile_cache.hpp"
 #include "tune/device_cache.hpp"
@@ -277,6 +278,13 @@ int run_tune(const TuneArgs& args) {
     list = spec::parse_spec_list(read_input_file(*args.spec_file, "the spec file"), *args.spec_file);
   } else {
     list.push_back({0, spec::resolve_problem(args.problem.spec, args.problem.preset), 0});
+  }
+  // Every problem of a sweep is one the tuner takes, before anything starts (a line it has no
+  // candidates for is named with its line number).
+  for (const auto& p : list) {
+    if (auto why = spec::why_not_tunable(p.problem)) {
+      throw InputError(args.spec_file ? fmt::format("{}:{}: {}", text::printable(*args.spec_file), p.line, *why) : *why);
+    }
   }
   // A sweep: this shard's problems, in file order; a problem listed twice is tuned once.
   std::vector<const spec::ListedProblem*> mine;

@@ -6,6 +6,7 @@
 #include "codegen/generate_parts.hpp"
 #include "codegen/planted.hpp"
 #include "common/error.hpp"
+#include "spec/support.hpp"
 
 namespace fusetune::codegen {
 
@@ -36,6 +37,7 @@ void check_problem(const spec::Problem& p) {
 
 std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                        const GenerateOptions& options) {
+  spec::require_tunable(problem);
   check_problem(problem);
   const Shape s = shape_of(problem);
   std::vector<Variant> all;

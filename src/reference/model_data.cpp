@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "reference/draw_rng.hpp"
 #include "spec/shape_rules.hpp"
 
 namespace fusetune::reference {
@@ -12,22 +13,13 @@ namespace {
 
 enum Stream : uint64_t { kInput = 1, kWeight = 2, kBias = 3, kParam0 = 16, kInput0 = 1024 };
 
-// SplitMix64 finalizer over (seed, stream), as problem_data.cpp seeds its engines, so nearby
-// seeds do not give mt19937_64 nearby states. (problem_data.cpp's draws are tied to conv2d's
-// ProblemData and its threshold placement; these are plain U(-1, 1) for any problem.)
-uint64_t mix(uint64_t seed, uint64_t stream) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Odd multiples of 2^-23 in (-1, 1), from the top 23 bits: the same mapping on every platform
-// (std::uniform_real_distribution differs between standard libraries).
+// Signed values in (-1, 1), odd multiples of 2^-23: never 0, exact in fp32. (problem_data.cpp's
+// draws are tied to conv2d's ProblemData and its threshold placement; these are plain signed
+// draws for any problem, from the same streams.)
 std::vector<float> draw(int64_t count, uint64_t seed, uint64_t stream) {
-  std::mt19937_64 g(mix(seed, stream));
+  std::mt19937_64 g(detail::mix(seed, stream));
   std::vector<float> out(static_cast<std::size_t>(count));
-  for (float& v : out) v = float(double(int64_t(2 * (g() >> 41) + 1) - (int64_t(1) << 23)) * 0x1p-23);
+  for (float& v : out) v = detail::symmetric(g, 1.0);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "reference/draw_rng.hpp"
 #include "reference/parallel.hpp"
 #include "reference/problem_check.hpp"
 #include "reference/thresholds.hpp"
@@ -22,27 +23,9 @@ constexpr double kMaxThreshold = 1e6;
 
 enum Stream : uint64_t { kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamXSigned = 4, kStreamParam0 = 16 };
 
-// SplitMix64 finalizer: decorrelates (seed, stream, chunk) into one engine seed, so nearby
-// seeds do not give mt19937_64 nearby states.
-uint64_t mix(uint64_t seed, uint64_t stream, uint64_t chunk) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1) + 0xD1B54A32D192ED03ull * chunk;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Odd multiples of 2^-24 in (0, 1): 2^23 equally likely values with mean exactly 0.5, all
-// exact in fp32, never 0 (torch.rand can return 0; a zero input would hide a missing term).
-float unit_open(std::mt19937_64& g) {
-  const uint64_t k = g() >> 41;  // top 23 bits
-  return float(double(2 * k + 1) * 0x1p-24);
-}
-
-// Odd multiples of b * 2^-23 in (-b, b): symmetric, never 0.
-float symmetric(std::mt19937_64& g, double b) {
-  const auto m = int64_t(2 * (g() >> 41) + 1) - (int64_t(1) << 23);
-  return float(double(m) * (b * 0x1p-23));
-}
+using detail::mix;
+using detail::symmetric;
+using detail::unit_open;
 
 template <class Draw>
 void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) {

@@ -99,7 +99,12 @@ Op build_op(std::string_view name, int name_column, OpKind kind, std::vector<Arg
                                               "mul, div, rdiv, min and max",
                                               info.name));
     }
-    if (arg.kind == Arg::Kind::param && after_reduce) {
+    if ((arg.kind == Arg::Kind::value || arg.kind == Arg::Kind::input) && !info.allows_param) {
+      throw SpecError(arg.column, fmt::format("'{}' takes scalar arguments; named values and inputs are operands "
+                                              "of add, sub, rsub, mul, div, rdiv, min and max",
+                                              info.name));
+    }
+    if (arg.kind == Arg::Kind::param && after_reduce && !arg.scalar_param) {
       throw SpecError(arg.column, "param[k] after the channel reduction: one channel is left, so use a scalar");
     }
     op.args.push_back(arg.operand);

@@ -9,17 +9,19 @@
 
 namespace fusetune::spec::detail {
 
-// One argument as written: a number, `param[k]`, or the literal `x` that marks the
-// operand order of a binary op.
+// One argument as written: a number, `param[k]`/`param[1]`, a named value, an extra input
+// (`input1`), or the literal `x` that marks the operand order of a binary op.
 struct Arg {
-  enum class Kind { number, param, x } kind;
+  enum class Kind { number, param, x, value, input } kind;
   Operand operand;
-  int column;  // of the argument's first token, for errors
+  int column;                 // of the argument's first token, for errors
+  bool scalar_param = false;  // `param[1]`, a learned scalar (allowed after a channel reduction)
 };
 
 // Builds the op `name(args...)` with every default filled in, or throws SpecError at
 // the column of the offending argument (close_column: the ')' or, without parens, just
-// past the name, for missing arguments). after_reduce: the stage follows the reduction.
+// past the name, for missing arguments). after_reduce: the stage follows a reduction over
+// channels.
 Op build_op(std::string_view name, int name_column, OpKind kind, std::vector<Arg> args, int close_column,
             bool after_reduce);
 

@@ -63,6 +63,9 @@ std::string check_problem(const std::string& key, const std::string& canonical) 
     const spec::Problem p = spec::parse(canonical);
     if (spec::canonical(p) != canonical) return "problem spec is not in canonical form";
     if (spec::problem_key(p) != key) return fmt::format("problem key {} is not the spec's", text::excerpt(key, 20));
+    // A valid version-2 problem no candidate takes yet: no variant of this fusetune can be its
+    // winner, and the exporters and the checks below read conv2d chains only.
+    if (!p.is_conv2d_chain()) return "its problem is one no candidate of this fusetune takes (spec::why_not_tunable)";
   } catch (const InputError& e) {
     return fmt::format("problem spec does not parse ({})", text::excerpt(e.what()));
   }
