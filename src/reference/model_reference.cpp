@@ -20,7 +20,14 @@ Tensor tensor_of(const spec::Shape& shape, const std::vector<float>& values) {
 
 // The chain form: pre ops (parameters per index along dim 1), a reduction over dim 1 with
 // keepdim, post ops -- cpu_reference.cpp's loop for any main operator's output.
-Tensor run_chain(const spec::Problem& p, const ModelData& d, Tensor x) {
+// fp32: every value rounded to fp32 where an eager pipeline stores it (after each op and
+// stage), the emulation of a correct fp32 pipeline the rule's tests run (model_bounds.hpp).
+void round_fp32(Tensor& x, bool fp32) {
+  if (!fp32) return;
+  for (double& v : x.v) v = double(float(v));
+}
+
+Tensor run_chain(const spec::Problem& p, const ModelData& d, Tensor x, bool fp32) {
   const int64_t C = x.shape[1];
   int64_t inner = 1;
   for (std::size_t i = 2; i < x.shape.size(); ++i) inner *= x.shape[i];
@@ -31,11 +38,18 @@ Tensor run_chain(const spec::Problem& p, const ModelData& d, Tensor x) {
   }
   for (std::size_t e = 0; e < x.v.size(); ++e) {
     const double* chan_c = chan.data() + std::size_t((int64_t(e) / inner) % C) * np;
-    for (const spec::Op& op : p.pre) x.v[e] = apply_op(op, x.v[e], chan_c);
+    for (const spec::Op& op : p.pre) {
+      x.v[e] = apply_op(op, x.v[e], chan_c);
+      if (fp32) x.v[e] = double(float(x.v[e]));
+    }
   }
   if (p.reduce) x = detail::reduce(x, *p.reduce, {1}, true);
+  round_fp32(x, fp32);
   for (double& v : x.v) {
-    for (const spec::Op& op : p.post) v = apply_op(op, v, nullptr);
+    for (const spec::Op& op : p.post) {
+      v = apply_op(op, v, nullptr);
+      if (fp32) v = double(float(v));
+    }
   }
   return x;
 }
@@ -57,7 +71,7 @@ const Tensor* param_or_null(const std::vector<Tensor>& params, int index) {
   return index >= 0 ? &params.at(std::size_t(index)) : nullptr;
 }
 
-Tensor run_stages(const spec::Problem& p, const ModelData& d, Tensor x) {
+Tensor run_stages(const spec::Problem& p, const ModelData& d, Tensor x, bool fp32) {
   std::vector<Tensor> params, inputs, values(std::size_t(p.num_values));
   for (std::size_t i = 0; i < p.param_shapes.size(); ++i) params.push_back(tensor_of(p.param_shapes[i], d.params[i]));
   for (std::size_t i = 0; i < p.input_shapes.size(); ++i) inputs.push_back(tensor_of(p.input_shapes[i], d.inputs[i]));
@@ -82,6 +96,7 @@ Tensor run_stages(const spec::Problem& p, const ModelData& d, Tensor x) {
         break;
       case spec::StageKind::name: values.at(std::size_t(st.value_index)) = x; break;
     }
+    round_fp32(x, fp32);
   }
   return x;
 }
@@ -105,8 +120,19 @@ std::vector<double> main_output(const spec::Problem& p, const ModelData& d) {
 }
 
 std::vector<double> model_reference(const spec::Problem& p, const ModelData& d) {
-  Tensor x{p.main_shape(), main_output(p, d)};
-  x = p.stages.empty() ? run_chain(p, d, std::move(x)) : run_stages(p, d, std::move(x));
+  return epilogue_reference(p, d, main_output(p, d), false);
+}
+
+std::vector<double> epilogue_reference(const spec::Problem& p, const ModelData& d, std::vector<double> main,
+                                       bool fp32_between) {
+  check_model_data(p, d);
+  if (int64_t(main.size()) != p.main_out_elems()) {
+    throw InputError("model reference: the main output has " + std::to_string(main.size()) + " values, expected " +
+                     std::to_string(p.main_out_elems()));
+  }
+  Tensor x{p.main_shape(), std::move(main)};
+  round_fp32(x, fp32_between);
+  x = p.stages.empty() ? run_chain(p, d, std::move(x), fp32_between) : run_stages(p, d, std::move(x), fp32_between);
   const spec::Shape want = spec::out_shape(p);
   if (x.shape != want) {
     throw InputError("model reference: the output has shape " + spec::shape_text(x.shape) + ", spec says " +

@@ -20,4 +20,12 @@ namespace fusetune::reference {
 // executable spec of the ops).
 [[nodiscard]] std::vector<double> model_reference(const spec::Problem& problem, const ModelData& data);
 
+// The epilogue alone, applied to a given main output (main_out_elems() values, logical order):
+// model_reference is epilogue_reference(main_output(...)). With fp32_between, every value is
+// rounded to fp32 where an eager pipeline stores it (after each op and stage): with a main
+// output computed as a TF32 kernel would, the emulation of a correct TF32 pipeline that the
+// rule's tests check against the bounds (tests/model_bounds_test.cpp).
+[[nodiscard]] std::vector<double> epilogue_reference(const spec::Problem& problem, const ModelData& data,
+                                                     std::vector<double> main_out, bool fp32_between);
+
 }  // namespace fusetune::reference

@@ -121,66 +121,72 @@ Tensor softmax(const Tensor& x, int dim, bool log) {
   return out;
 }
 
-Tensor pool(const Tensor& x, const spec::Stage& st) {
+Pooling pool_windows(const spec::Shape& shape, const spec::Stage& st) {
   // The pooled dims as the last of three (D, H, W); missing ones have size 1 and window 1.
   const auto nd = std::size_t(st.pool_dims);
-  const std::size_t rank = x.shape.size();
+  const std::size_t rank = shape.size();
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, p{0, 0, 0};
-  spec::Shape shape = x.shape;
+  Pooling pooling{shape, {}};
   for (std::size_t i = 0; i < nd; ++i) {
     const std::size_t j = 3 - nd + i;
-    in[j] = x.shape[rank - nd + i];
+    in[j] = shape[rank - nd + i];
     k[j] = st.window[i], s[j] = st.stride[i], p[j] = st.pad[i];
     out[j] = (in[j] + 2 * p[j] - k[j]) / s[j] + 1;
-    shape[rank - nd + i] = out[j];
+    pooling.shape[rank - nd + i] = out[j];
   }
-  const int64_t outer = spec::elems(x.shape) / (in[0] * in[1] * in[2]);
-  Tensor y{shape, std::vector<double>(std::size_t(spec::elems(shape)))};
-  const bool is_max = st.pool == spec::PoolKind::max;
-  std::size_t dst = 0;
+  const int64_t outer = spec::elems(shape) / (in[0] * in[1] * in[2]);
+  pooling.windows.reserve(std::size_t(spec::elems(pooling.shape)));
   for (int64_t b = 0; b < outer; ++b) {
-    const double* src = x.v.data() + b * in[0] * in[1] * in[2];
+    const int64_t base = b * in[0] * in[1] * in[2];
     for (int64_t od = 0; od < out[0]; ++od) {
       const Window wd = window(od, in[0], k[0], s[0], p[0]);
       for (int64_t oh = 0; oh < out[1]; ++oh) {
         const Window wh = window(oh, in[1], k[1], s[1], p[1]);
         for (int64_t ow = 0; ow < out[2]; ++ow) {
           const Window ww = window(ow, in[2], k[2], s[2], p[2]);
-          double acc = is_max ? -kInf : 0.0;
+          PoolWindow pw;
           for (int64_t d = wd.lo; d < wd.hi; ++d) {
             for (int64_t h = wh.lo; h < wh.hi; ++h) {
-              for (int64_t w = ww.lo; w < ww.hi; ++w) {
-                const double v = src[(d * in[1] + h) * in[2] + w];
-                acc = is_max ? reduce_step(ReduceKind::max, acc, v) : acc + v;
-              }
+              for (int64_t w = ww.lo; w < ww.hi; ++w) pw.elems.push_back(base + (d * in[1] + h) * in[2] + w);
             }
           }
-          if (!is_max) {
-            const int64_t count = st.count_include_pad
-                                      ? wd.padded * wh.padded * ww.padded
-                                      : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
-            acc /= double(count);
-          }
-          y.v[dst++] = acc;
+          pw.divisor = st.count_include_pad ? wd.padded * wh.padded * ww.padded
+                                            : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
+          pooling.windows.push_back(std::move(pw));
         }
       }
     }
   }
+  return pooling;
+}
+
+Tensor pool(const Tensor& x, const spec::Stage& st) {
+  const Pooling pooling = pool_windows(x.shape, st);
+  Tensor y{pooling.shape, std::vector<double>(pooling.windows.size())};
+  const bool is_max = st.pool == spec::PoolKind::max;
+  for (std::size_t o = 0; o < pooling.windows.size(); ++o) {
+    double acc = is_max ? -kInf : 0.0;
+    for (int64_t i : pooling.windows[o].elems) {
+      const double v = x.v[std::size_t(i)];
+      acc = is_max ? reduce_step(ReduceKind::max, acc, v) : acc + v;
+    }
+    y.v[o] = is_max ? acc : acc / double(pooling.windows[o].divisor);
+  }
   return y;
 }
 
-Tensor norm(const Tensor& x, const spec::Stage& st, const Tensor* weight, const Tensor* bias) {
+Grouping norm_groups(const spec::Shape& shape, const spec::Stage& st) {
   // Which elements share statistics: a reduction's groups over a view of x.
-  const std::size_t rank = x.shape.size();
-  spec::Shape view = x.shape;
+  const std::size_t rank = shape.size();
+  spec::Shape view = shape;
   std::vector<bool> reduced(rank, false);
   switch (st.norm) {
     case spec::NormKind::batch:  // per channel, over the batch and every other dim
       for (std::size_t d = 0; d < rank; ++d) reduced[d] = d != 1;
       break;
     case spec::NormKind::group: {  // (N, G, C/G * rest): per (n, group)
-      const int64_t n = x.shape[0];
-      view = {n, st.groups, spec::elems(x.shape) / (n * st.groups)};
+      const int64_t n = shape[0];
+      view = {n, st.groups, spec::elems(shape) / (n * st.groups)};
       reduced = {false, false, true};
       break;
     }
@@ -191,7 +197,11 @@ Tensor norm(const Tensor& x, const spec::Stage& st, const Tensor* weight, const 
       for (std::size_t d = rank - std::size_t(st.norm_dims); d < rank; ++d) reduced[d] = true;
       break;
   }
-  const Grouping g = group_by(view, reduced);
+  return group_by(view, reduced);
+}
+
+Tensor norm(const Tensor& x, const spec::Stage& st, const Tensor* weight, const Tensor* bias) {
+  const Grouping g = norm_groups(x.shape, st);
   std::vector<double> mean(g.count.size(), 0.0), var(g.count.size(), 0.0);
   for (std::size_t i = 0; i < x.v.size(); ++i) mean[std::size_t(g.key[i])] += x.v[i];
   for (std::size_t k = 0; k < mean.size(); ++k) mean[k] /= double(g.count[k]);

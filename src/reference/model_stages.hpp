@@ -29,6 +29,22 @@ namespace fusetune::reference::detail {
 // padded input (count_include_pad) or to the input.
 [[nodiscard]] Tensor pool(const Tensor& x, const spec::Stage& stage);
 
+// The windows of a pooling stage over a value of `shape`: for each output element (row-major
+// in `shape`, the pooled shape), the flat indices of the input elements it reads (padding
+// left out) and avg pooling's divisor (PyTorch's count_include_pad rule).
+struct PoolWindow {
+  std::vector<int64_t> elems;
+  int64_t divisor = 1;
+};
+struct Pooling {
+  spec::Shape shape;
+  std::vector<PoolWindow> windows;
+};
+[[nodiscard]] Pooling pool_windows(const spec::Shape& shape, const spec::Stage& stage);
+
+// Which elements of a value of `shape` share a norm stage's statistics.
+[[nodiscard]] Grouping norm_groups(const spec::Shape& shape, const spec::Stage& stage);
+
 // batch_norm (training mode: batch statistics), group_norm, instance_norm, layer_norm:
 // (x - mean) / sqrt(var + eps) with the biased variance, then * weight + bias where given
 // (null: no affine), each broadcast to x.
