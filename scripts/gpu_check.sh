@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|kernelbench|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -24,6 +24,9 @@
 #                cache and CUDA_CACHE_PATH) of each preset (default kernelbench-31 kernelbench-32), COLD_RUNS
 #                times (default 2), each binary of COLD_BINS in turn (default build/fusetune; name an older
 #                build's fusetune too for an A/B in one call); wall times in tune-time.txt, phases.txt
+#   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
+#                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
+#                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md)
 # Where the environment differs from the defaults (cuDNN, the built source folder, $OUT, the database),
 # see scripts/lib/gpu_common.sh.
 set -uo pipefail
@@ -216,6 +219,22 @@ if [[ " ${GPU_STEPS[*]} " == *" cold "* ]]; then
   if [ "$(wc -w <<< "${COLD_BINS:-build/fusetune}")" -ge 2 ]; then
     python3 scripts/ab_summary.py "$R/cold" | tee "$R/ab-summary.md"
   fi
+  pack
+fi
+# Not part of all: the KernelBench client (issue 50) over the checkout's level-2 problems, judged and
+# timed by KernelBench's own code; records in $R/kernelbench (a cut call resumes there when carried back).
+if [[ " ${GPU_STEPS[*]} " == *" kernelbench "* ]]; then
+  stamp "fusetune kernelbench ${KB_PROBLEMS:-1-100}"
+  deps=/tmp/fusetune-kb-deps
+  if [ -d .gpu-wheels ]; then
+    python3 -m pip install -q --no-index --find-links .gpu-wheels --target "$deps" pydantic requests tqdm \
+      > "$R/kernelbench-pip.log" 2>&1 || echo "pip install of the carried wheels failed: $R/kernelbench-pip.log"
+  fi
+  PYTHONPATH="$deps${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 build/fusetune kernelbench \
+    --kernelbench "${KERNELBENCH:-.kernelbench}" --problems "${KB_PROBLEMS:-1-100}" --out "$R/kernelbench" \
+    --json "$R/kernelbench.json" ${KB_ARGS:---time-budget 60 --rounds 3} > "$R/kernelbench.md" \
+    2> "$R/kernelbench.log" || rc=1
+  tail -8 "$R/kernelbench.md"
   pack
 fi
 exit $rc

@@ -1,4 +1,5 @@
-// `fusetune from-torch`, the binary's side (GPU-free, no torch needed): it writes the embedded
+// `fusetune from-torch` and `fusetune kernelbench`, the binary's side (GPU-free, no torch needed):
+// each writes the embedded
 // Python package to a private directory, runs $FUSETUNE_PYTHON (default python3) on it with the
 // command's arguments, and passes the exit status on; a Python that cannot be started is one line
 // and exit 2. The Python itself is tested by python/tests (ctest PythonFromTorch).
@@ -30,8 +31,8 @@ TEST(CliFromTorch, RunsTheEmbeddedPackageWithTheArgumentsAndPassesItsExitStatusO
                      "--json blocks.json --layout nchw",
                      "FUSETUNE_PYTHON=" + py + " ");
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_NE(r.out.find("args: -m fusetune_torch.from_torch model.py:Net --input-shape 8,32,64,64 --math fp32 "
-                       "--layout nchw --init-args [32] -o specs.txt --json blocks.json"),
+  EXPECT_NE(r.out.find("args: -m fusetune_torch.from_torch model.py:Net --math fp32 --layout nchw --input-shape "
+                       "8,32,64,64 --init-args [32] -o specs.txt --json blocks.json"),
             std::string::npos)
       << r.out;
   for (const char* f : {"__init__.py", "from_torch.py", "fx_adapter.py", "graph.py", "match.py", "spec_text.py"})
@@ -46,10 +47,37 @@ TEST(CliFromTorch, APythonThatCannotStartIsOneLineAndExit2) {
   EXPECT_NE(r.err.find("FUSETUNE_PYTHON"), std::string::npos) << r.err;
 }
 
-TEST(CliFromTorch, TheInputShapeIsRequired) {
-  const auto r = run("from-torch model.py:Net");
+TEST(CliFromTorch, WithoutAnInputShapeTheFileDecidesAndTrainIsPassedOn) {
+  // No --input-shape: the Python takes the file's get_inputs() (KernelBench's files have one).
+  const std::string py = fake_python();
+  const auto r = run("from-torch model.py:Net --train", "FUSETUNE_PYTHON=" + py + " ");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("args: -m fusetune_torch.from_torch model.py:Net --math tf32 --layout chain --train"),
+            std::string::npos)
+      << r.out;
+  std::remove(py.c_str());
+}
+
+TEST(CliKernelBench, RunsTheEmbeddedDriverWithItsFlagsAndThisBinary) {
+  const std::string py = fake_python();
+  const auto r = run("kernelbench --kernelbench kb --problems 31,32 --rounds 5 --json out.json --no-timing",
+                     "FUSETUNE_PYTHON=" + py + " ");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("args: -m fusetune_torch.kernelbench --kernelbench kb --level 2 --problems 31,32 "
+                       "--precision fp32 --math tf32 --time-budget 120 --db kernelbench-run/tuning.db --out "
+                       "kernelbench-run --trials 5 --seed 42 --perf-trials 100 --rounds 5 --json out.json "
+                       "--no-timing"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("kernelbench.py"), std::string::npos) << r.out;
+  std::remove(py.c_str());
+}
+
+TEST(CliKernelBench, TwoDocumentsOnStandardOutputAreRefusedBeforePythonStarts) {
+  const auto r = run("kernelbench --json - --csv -", "FUSETUNE_PYTHON=/nonexistent/python3 ");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("--input-shape"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("standard output"), std::string::npos) << r.err;
 }
 
 }  // namespace

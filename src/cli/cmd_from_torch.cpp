@@ -1,14 +1,6 @@
 // `fusetune from-torch`: the tracing needs torch, so it is Python (python/fusetune_torch/,
-// embedded in the binary): written to a private temporary directory and run with the user's
-// python3 (or $FUSETUNE_PYTHON), whose exit status and output are the command's.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
+// embedded in the binary, run by embedded_python_run.hpp), whose exit status and output are the
+// command's.
 #include <string>
 #include <vector>
 
@@ -16,15 +8,12 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/embedded_python.hpp"
+#include "cli/embedded_python_run.hpp"
 #include "cli/output_args.hpp"
 #include "common/error.hpp"
 #include "common/output_guard.hpp"
-#include "common/temp_dir.hpp"
 #include "common/terminal_text.hpp"
 #include "db/database.hpp"
-
-extern char** environ;
 
 namespace fusetune::cli {
 
@@ -33,7 +22,12 @@ void register_from_torch(CLI::App& app, FromTorchArgs& args) {
                                  "find a PyTorch model's conv + epilogue blocks and write them as specs (needs python3 "
                                  "with torch; no GPU)");
   cmd->add_option("target", args.target, "FILE.py:Class, the model")->required();
-  cmd->add_option("--input-shape", args.input_shape, "N,C,H,W of the model's input")->required();
+  cmd->add_option("--input-shape", args.input_shape,
+                  "the model input's shape, any rank (N,C,H,W; M,K; ...); default: the shapes of the file's "
+                  "get_inputs(), as KernelBench's files have");
+  cmd->add_flag("--train", args.train,
+                "keep the model in training mode, as KernelBench runs its models: BatchNorm with batch statistics; "
+                "active Dropout is refused (default: eval mode, BatchNorm folded, Dropout the identity)");
   cmd->add_option("--init-args", args.init_args,
                   "the class's constructor arguments as JSON: a list, or an object of keywords (default: the "
                   "file's get_init_inputs(), as KernelBench's files have)");
@@ -63,49 +57,14 @@ int run_from_torch(const FromTorchArgs& args) {
                                  text::excerpt(*args.json, 20)));
   OutputArgs outputs{.json = args.json, .csv = std::nullopt, .other = args.output, .other_flag = "-o"};
   check_output_args(outputs, db::default_db_path());
-  const TempDir dir("fusetune-from-torch");
-  const auto pkg = dir.path() / "fusetune_torch";
-  std::filesystem::create_directories(pkg);
-  for (const auto& [name, text] : embedded_python()) {
-    std::ofstream f(pkg / name, std::ios::binary);
-    f.write(text.data(), std::streamsize(text.size()));
-    if (!f) throw Error(ExitCode::failure, fmt::format("cannot write {}", (pkg / name).string()));
-  }
-  const char* py = std::getenv("FUSETUNE_PYTHON");
-  const std::string python = py && *py ? py : "python3";
-  std::vector<std::string> argv = {python, "-m", "fusetune_torch.from_torch", args.target, "--input-shape",
-                                   args.input_shape, "--math", args.math, "--layout", args.layout};
+  std::vector<std::string> argv = {args.target, "--math", args.math, "--layout", args.layout};
+  if (args.input_shape) argv.insert(argv.end(), {"--input-shape", *args.input_shape});
+  if (args.train) argv.push_back("--train");
   if (args.init_args) argv.insert(argv.end(), {"--init-args", *args.init_args});
   if (args.output) argv.insert(argv.end(), {"-o", *args.output});
   if (args.json) argv.insert(argv.end(), {"--json", *args.json});
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  // PYTHONPATH: the package first, then whatever the user had (their torch may live there).
-  std::vector<std::string> env;
-  const char* old = std::getenv("PYTHONPATH");
-  env.push_back("PYTHONPATH=" + dir.path().string() + (old && *old ? std::string(":") + old : ""));
-  env.push_back("PYTHONDONTWRITEBYTECODE=1");
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "PYTHONDONTWRITEBYTECODE=", 24) != 0)
-      env.emplace_back(*e);
-  std::vector<char*> cenv;
-  for (auto& e : env) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  pid_t pid = 0;
-  if (const int rc = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, cargv.data(), cenv.data()); rc != 0)
-    throw InputError(fmt::format("from-torch runs Python with torch, and '{}' could not be started: {} (set "
-                                 "FUSETUNE_PYTHON to a python3 that has torch)",
-                                 python, std::strerror(rc)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(ExitCode::failure, "from-torch: lost its Python process");
-  if (WIFEXITED(status)) {
-    const int code = WEXITSTATUS(status);
-    return code == 0 || code == 1 || code == 2 ? code : int(ExitCode::failure);
-  }
-  fmt::print(stderr, "fusetune: from-torch: Python ended by signal {}\n", WTERMSIG(status));
-  return int(ExitCode::failure);
+  const int code = run_embedded_python("from-torch", "from_torch", argv);
+  return code == 0 || code == 1 || code == 2 ? code : int(ExitCode::failure);
 }
 
 }  // namespace fusetune::cli

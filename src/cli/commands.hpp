@@ -123,11 +123,13 @@ struct ReportArgs {
 void register_report(CLI::App& app, ReportArgs& args);
 int run_report(const ReportArgs& args);
 
-// `fusetune from-torch FILE.py:Class --input-shape N,C,H,W`: a PyTorch model's conv blocks as a
-// spec file, by the embedded Python package (python/fusetune_torch/) run with python3 and torch.
+// `fusetune from-torch FILE.py:Class [--input-shape D0,D1,...] [--train]`: a PyTorch model's
+// blocks as a spec file, by the embedded Python package (python/fusetune_torch/) run with python3
+// and torch.
 struct FromTorchArgs {
-  std::string target;       // FILE.py:Class
-  std::string input_shape;  // N,C,H,W
+  std::string target;                      // FILE.py:Class
+  std::optional<std::string> input_shape;  // any rank; default: the file's get_inputs()
+  bool train = false;                      // training mode (KernelBench's)
   std::optional<std::string> init_args;  // JSON
   std::string math = "tf32";
   std::string layout = "chain";          // chain | nchw: channels-last between blocks or not
@@ -136,6 +138,28 @@ struct FromTorchArgs {
 };
 void register_from_torch(CLI::App& app, FromTorchArgs& args);
 int run_from_torch(const FromTorchArgs& args);
+
+// `fusetune kernelbench --kernelbench PATH`: KernelBench's problems mapped, tuned, exported as
+// ModelNew, judged and timed by KernelBench's own code (python/fusetune_torch/kernelbench.py).
+struct KernelBenchArgs {
+  std::string kernelbench;                 // the checkout (default $KERNELBENCH, else .kernelbench)
+  int level = 2;
+  std::string problems = "1-100";
+  std::string precision = "fp32";
+  std::string math = "tf32";
+  double time_budget_s = 120;
+  std::string db;                          // default OUT/tuning.db
+  std::string out = "kernelbench-run";
+  std::optional<std::string> json, csv;
+  int trials = 5;
+  int64_t seed = 42;
+  int perf_trials = 100;
+  int rounds = 3;
+  bool no_timing = false;
+  bool force = false;
+};
+void register_kernelbench(CLI::App& app, KernelBenchArgs& args);
+int run_kernelbench(const KernelBenchArgs& args);
 
 // `fusetune completion bash`: a bash completion script made from this very command tree.
 struct CompletionArgs {

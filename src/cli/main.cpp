@@ -91,6 +91,7 @@ int run(int argc, char** argv) {
   cli::ReportArgs report_args;
   cli::CompletionArgs completion_args;
   cli::FromTorchArgs from_torch_args;
+  cli::KernelBenchArgs kernelbench_args;
   cli::register_compile(app, compile_args);
   cli::register_tune(app, tune_args);
   cli::register_query(app, query_args);
@@ -100,6 +101,7 @@ int run(int argc, char** argv) {
   cli::register_devices(app, devices_args);
   cli::register_report(app, report_args);
   cli::register_from_torch(app, from_torch_args);
+  cli::register_kernelbench(app, kernelbench_args);
   cli::register_completion(app, completion_args);
 
   // docs/cli-reference.md is this tree's output (cli_reference.hpp): hidden, as __worker is.
@@ -134,6 +136,7 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("db")) return cli::run_db(db_args);
     if (app.got_subcommand("report")) return cli::run_report(report_args);
     if (app.got_subcommand("from-torch")) return cli::run_from_torch(from_torch_args);
+    if (app.got_subcommand("kernelbench")) return cli::run_kernelbench(kernelbench_args);
     if (app.got_subcommand("completion")) return cli::run_completion(app, completion_args);
   } catch (const Error& e) {
     // One line per failure: a stdout write that failed was this error (write_stdout), or is

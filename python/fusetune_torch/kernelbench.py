@@ -1,0 +1,400 @@
+"""`fusetune kernelbench`: KernelBench's problems through fusetune, judged and timed by KernelBench's
+own code (issue 50, item 1).
+
+    fusetune kernelbench --kernelbench PATH [--level 2] [--problems 1-100] [--precision fp32]
+        [--math tf32] [--time-budget 120] [--db FILE] [--out DIR] [--json FILE] [--csv FILE]
+        [--trials 5] [--seed 42] [--perf-trials 100] [--rounds 3] [--no-timing] [--force]
+
+For each selected problem file of the checkout (KernelBench/level<L>/<N>_*.py; nothing of
+KernelBench is copied anywhere):
+  1. map:     fusetune from-torch FILE:Model --train (KernelBench builds its models without
+              .eval(), so BatchNorm uses batch statistics) -> one spec, or the refusal's reason;
+  2. tune:    fusetune tune SPEC (stored answers reused; --time-budget per problem);
+  3. export:  fusetune export SPEC --format kernelbench -> ModelNew;
+  4. correct: KernelBench's eval_kernel_against_ref (src/kernelbench/eval.py of the checkout): its
+              seed, --trials trials, its tolerance for the precision, TF32 as it leaves it;
+  5. time:    KernelBench's measure_ref_program_time (src/kernelbench/timing.py: CUDA events, its
+              warmup and trial counts) for the reference model eager, under torch.compile in
+              mode "max-autotune" and "max-autotune-no-cudagraphs", and for ModelNew, the four
+              interleaved round by round (--rounds, each a median of --perf-trials runs).
+Each problem's record is written to OUT/level<L>/<N>.json as soon as it is known, so a run that is
+cut resumes where it stopped (--force redoes them). The table goes to the terminal, --json and
+--csv; progress to stderr.
+
+Exit status: 0 the run finished (whatever the problems' results); 2 bad usage (no checkout, a bad
+selection); 3 no CUDA GPU for steps 2-5 (the mapping is still done and written, and the table says
+which steps did not run).
+"""
+import argparse
+import contextlib
+import csv
+import glob
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+USAGE, NO_GPU = 2, 3
+COMPILE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_selection(text, lo=1, hi=100):
+    """`1-100`, `31,32`, `1-10,40`: the problem numbers, sorted, each once."""
+    out = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise UsageError(f"--problems: expected numbers and ranges such as 1-100 or 31,32, got '{part}'")
+        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+        if a > b or a < lo or b > hi:
+            raise UsageError(f"--problems: '{part}' is outside {lo}-{hi}")
+        out.update(range(a, b + 1))
+    return sorted(out)
+
+
+def problem_files(kernelbench, level, numbers):
+    """{number: path} of the checkout's problem files; UsageError without a checkout."""
+    folder = os.path.join(kernelbench, "KernelBench", f"level{level}")
+    if not os.path.isdir(folder):
+        raise UsageError(f"no KernelBench checkout at '{kernelbench}' ({folder} is missing): give --kernelbench PATH")
+    files = {}
+    for n in numbers:
+        found = sorted(glob.glob(os.path.join(folder, f"{n}_*.py")))
+        if found:
+            files[n] = found[0]
+    return files
+
+
+def last_line(text):
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+class Fusetune:
+    """The fusetune binary, run as a user would run it."""
+
+    def __init__(self, binary, db, math_mode, time_budget):
+        self.binary, self.db, self.math, self.time_budget = binary, db, math_mode, time_budget
+
+    def run(self, *args, timeout=None):
+        p = subprocess.run([self.binary, *args], capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def map(self, path):
+        """(spec, None) or (None, reason)."""
+        code, out, err = self.run("from-torch", f"{path}:Model", "--train", "-o", "-")
+        # a spec line may end in a comment (the modules it comes from); '#' is never part of a spec
+        specs = [ln.split("#", 1)[0].strip() for ln in out.splitlines()]
+        specs = [sp for sp in specs if sp]
+        if code != 0 or not specs:
+            return None, last_line(err) or last_line(out) or f"from-torch exit {code}"
+        if len(specs) != 1:
+            return None, f"from-torch wrote {len(specs)} specs for one model"
+        return specs[0], None
+
+    def tune(self, spec):
+        args = ["tune", spec, "--db", self.db, "--math", self.math, "--json", "-", "-q"]
+        if self.time_budget:
+            args += ["--time-budget", str(self.time_budget)]
+        code, out, err = self.run(*args)
+        try:
+            doc = json.loads(out) if out.strip() else {}
+        except json.JSONDecodeError:
+            doc = {}
+        return code, doc, last_line(err)
+
+    def export(self, spec, path):
+        code, _, err = self.run("export", spec, "--db", self.db, "--math", self.math, "--format", "kernelbench",
+                                "-o", path)
+        return code, last_line(err)
+
+
+def stand_in_llm_clients():
+    """KernelBench's utils.py imports its LLM clients (openai, litellm, dotenv) when it loads; eval and
+    timing never call them. Where they are not installed, empty stand-ins take their names, so the
+    GPU machine needs no LLM client libraries. Nothing of KernelBench itself is changed."""
+    import importlib.util  # noqa: PLC0415
+    import types  # noqa: PLC0415
+    names = {"openai": {"OpenAI": object}, "litellm": {"completion": None},
+             "dotenv": {"load_dotenv": lambda *a, **k: None}}
+    for name, attrs in names.items():
+        if name in sys.modules or importlib.util.find_spec(name) is not None:
+            continue
+        module = types.ModuleType(name)
+        module.__dict__.update(attrs)
+        sys.modules[name] = module
+
+
+def kernelbench_modules(kernelbench):
+    """KernelBench's eval and timing modules from the checkout (src/kernelbench), or a reason."""
+    src = os.path.join(kernelbench, "src")
+    if src not in sys.path:
+        sys.path.insert(0, src)
+    stand_in_llm_clients()
+    try:
+        import torch  # noqa: F401 - KernelBench's code needs it; say so plainly when it is missing
+        from kernelbench import eval as kb_eval  # noqa: PLC0415
+        from kernelbench import timing as kb_timing  # noqa: PLC0415
+    except ImportError as e:
+        return None, None, (f"KernelBench's eval does not import ({e}); it needs torch, numpy, pydantic, "
+                            f"requests and tqdm (pip install -e {kernelbench})")
+    return kb_eval, kb_timing, None
+
+
+def cuda_available():
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def new_as_model(ref_src, new_src):
+    """ModelNew's source in the shape KernelBench's timing loads (class Model, get_inputs,
+    get_init_inputs): the reference's input functions, ModelNew under the name Model."""
+    return new_src + "\n\n" + re.sub(r"^class Model\b", "class _ReferenceModel", ref_src, flags=re.M) + \
+        "\n\nModel = ModelNew\n"
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return None if n == 0 else (v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2]))
+
+
+def time_interleaved(kb_timing, name, ref_src, new_src, rounds, trials, precision, log):
+    """{contender: [median ms of each round]}: eager, torch.compile in each mode, ModelNew, one
+    after the other in every round, with KernelBench's measure_ref_program_time."""
+    contenders = [("eager", ref_src, False, "default")]
+    contenders += [(f"torch.compile {m}", ref_src, True, m) for m in COMPILE_MODES]
+    if new_src:
+        contenders.append(("fusetune", new_as_model(ref_src, new_src), False, "default"))
+    times = {c[0]: [] for c in contenders}
+    for r in range(rounds):
+        for label, src, compiled, mode in contenders:
+            try:
+                # KernelBench prints its progress on stdout, where the table and documents go
+                with contextlib.redirect_stdout(sys.stderr):
+                    stats = kb_timing.measure_ref_program_time(name, src, num_trials=trials,
+                                                               use_torch_compile=compiled,
+                                                               torch_compile_options=mode, precision=precision)
+                times[label].append(stats["mean"])  # KernelBench's figure: the mean of its trials, ms
+            except Exception as e:  # noqa: BLE001 - one contender's failure is its result
+                times[label].append(None)
+                log(f"    {label}: round {r + 1} failed: {type(e).__name__}: {e}")
+    return times
+
+
+def geomean(values):
+    v = [x for x in values if x and x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
+
+
+def span(values):
+    v = [x for x in values if x is not None]
+    return (min(v), median(v), max(v)) if v else None
+
+
+def summarize(records):
+    rows = []
+    for r in records:
+        t = r.get("times") or {}
+        fus = span(t.get("fusetune", []))
+        row = {"problem": r["problem"], "name": r["name"], "mapped": r.get("spec") is not None,
+               "verified": r.get("verified", False), "kernelbench_correct": r.get("correct"),
+               "status": r["status"]}
+        for label in ["eager"] + [f"torch.compile {m}" for m in COMPILE_MODES] + ["fusetune"]:
+            s = span(t.get(label, []))
+            row[label + " ms"] = s
+            if fus and s and label != "fusetune":
+                row["x " + label] = s[1] / fus[1]
+        rows.append(row)
+    means = {}
+    for key in ["x eager"] + [f"x torch.compile {m}" for m in COMPILE_MODES]:
+        means[key] = geomean([row.get(key) for row in rows])
+    return rows, means
+
+
+def fmt_span(s):
+    return "-" if not s else f"{s[0]:.3f}-{s[1]:.3f}-{s[2]:.3f}"
+
+
+def print_table(rows, means, out):
+    head = ["#", "problem", "mapped", "verified", "KB-correct", "eager ms", "compile ms (max-autotune)",
+            "fusetune ms", "x eager", "x compile"]
+    print("  ".join(head), file=out)
+    for row in rows:
+        cells = [str(row["problem"]), row["name"][:40], "yes" if row["mapped"] else "no",
+                 "yes" if row["verified"] else "no",
+                 "-" if row["kernelbench_correct"] is None else ("yes" if row["kernelbench_correct"] else "no"),
+                 fmt_span(row["eager ms"]), fmt_span(row["torch.compile max-autotune ms"]), fmt_span(row["fusetune ms"]),
+                 f"{row['x eager']:.2f}" if row.get("x eager") else "-",
+                 f"{row['x torch.compile max-autotune']:.2f}" if row.get("x torch.compile max-autotune") else "-"]
+        print("  ".join(cells), file=out)
+    n = len(rows)
+    mapped = sum(r["mapped"] for r in rows)
+    verified = sum(r["verified"] for r in rows)
+    correct = sum(1 for r in rows if r["kernelbench_correct"])
+    print(f"{n} problems: {mapped} mapped, {verified} verified, {correct} KernelBench-correct", file=out)
+    for key, value in means.items():
+        print(f"geometric mean speedup {key[2:]}: {'-' if value is None else f'{value:.3f}'}", file=out)
+
+
+def run_problem(n, path, args, ft, log):
+    name = os.path.splitext(os.path.basename(path))[0]
+    rec = {"problem": n, "name": name, "file": os.path.relpath(path, args.kernelbench), "status": "refused",
+           "spec": None, "verified": False, "correct": None, "times": {}}
+    spec, reason = ft.map(path)
+    if spec is None:
+        rec["reason"] = reason
+        return rec
+    rec["spec"], rec["status"] = spec, "mapped"
+    if not args.gpu:
+        rec["reason"] = "no CUDA GPU: not tuned"
+        return rec
+    code, doc, err = ft.tune(spec)
+    rec["tune_exit"] = code
+    if code == 2 and "no candidates" in err:
+        rec["status"], rec["reason"] = "not tunable yet", err
+        return rec
+    if code != 0:
+        rec["status"], rec["reason"] = "no verified winner", err or f"tune exit {code}"
+        return rec
+    rec["verified"], rec["status"] = True, "verified"
+    rec["winner"] = doc.get("winner")
+    new_path = os.path.join(args.out, f"level{args.level}", f"{n}_new.py")
+    code, err = ft.export(spec, new_path)
+    if code != 0:
+        rec["status"], rec["reason"] = "not exported", err
+        return rec
+    with open(path) as f:
+        ref_src = f.read()
+    with open(new_path) as f:
+        new_src = f.read()
+    if args.kb_eval is None:
+        rec["reason"] = args.kb_reason
+        return rec
+    import torch  # noqa: PLC0415
+    with contextlib.redirect_stdout(sys.stderr):
+        result = args.kb_eval.eval_kernel_against_ref(
+            ref_src, new_src, seed_num=args.seed, num_correct_trials=args.trials, measure_performance=False,
+            precision=args.kb_eval.get_torch_dtype_from_string(args.precision))
+    rec["correct"] = bool(result and result.correctness)
+    rec["kb_metadata"] = dict(result.metadata) if result else {}
+    rec["status"] = "KernelBench-correct" if rec["correct"] else "KernelBench-incorrect"
+    if not args.no_timing:
+        rec["times"] = time_interleaved(args.kb_timing, name, ref_src, new_src if rec["correct"] else None,
+                                        args.rounds, args.perf_trials, args.precision, log)
+    torch.cuda.empty_cache()
+    return rec
+
+
+@contextlib.contextmanager
+def document(path):
+    """A file to write, or standard output for "-" (left open)."""
+    if path == "-":
+        yield sys.stdout
+        return
+    with open(path, "w", newline="") as f:
+        yield f
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="fusetune kernelbench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kernelbench", default=os.environ.get("KERNELBENCH", ".kernelbench"))
+    ap.add_argument("--fusetune", default=os.environ.get("FUSETUNE_BIN", "fusetune"))
+    ap.add_argument("--level", type=int, default=2, choices=[1, 2, 3, 4])
+    ap.add_argument("--problems", default="1-100")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    ap.add_argument("--math", default="tf32", choices=["tf32", "fp32"])
+    ap.add_argument("--time-budget", type=float, default=120.0)
+    ap.add_argument("--db", default=None)
+    ap.add_argument("--out", default="kernelbench-run")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--perf-trials", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--force", action="store_true")
+    args = ap.parse_args(argv)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    try:
+        if args.json == "-" and args.csv == "-":
+            raise UsageError("only one document can go to standard output: give --json FILE or --csv FILE")
+        if args.precision != "fp32":
+            raise UsageError(f"--precision {args.precision}: fusetune's problems are fp32 until half precision "
+                             "lands (issue 48)")
+        if args.rounds < 1 or args.trials < 1 or args.perf_trials < 1:
+            raise UsageError("--rounds, --trials and --perf-trials must be at least 1")
+        files = problem_files(args.kernelbench, args.level, parse_selection(args.problems))
+    except UsageError as e:
+        print(f"fusetune kernelbench: {e}", file=sys.stderr)
+        return USAGE
+    os.makedirs(os.path.join(args.out, f"level{args.level}"), exist_ok=True)
+    db = args.db or os.path.join(args.out, "tuning.db")
+    ft = Fusetune(args.fusetune, db, args.math, args.time_budget)
+    args.gpu = cuda_available()
+    args.kb_eval = args.kb_timing = None
+    args.kb_reason = None
+    if args.gpu:
+        args.kb_eval, args.kb_timing, args.kb_reason = kernelbench_modules(args.kernelbench)
+    else:
+        log("fusetune kernelbench: no CUDA GPU (or no torch): mapping only; tune, export, KernelBench's "
+            "correctness and timing are not run")
+
+    records = []
+    for k, (n, path) in enumerate(sorted(files.items())):
+        rec_path = os.path.join(args.out, f"level{args.level}", f"{n}.json")
+        if os.path.exists(rec_path) and not args.force:
+            with open(rec_path) as f:
+                rec = json.load(f)
+            if rec.get("gpu_run") or not args.gpu:
+                log(f"[{k + 1}/{len(files)}] {os.path.basename(path)}: kept from {rec_path}")
+                records.append(rec)
+                continue
+        log(f"[{k + 1}/{len(files)}] {os.path.basename(path)}")
+        t0 = time.monotonic()
+        rec = run_problem(n, path, args, ft, log)
+        rec["gpu_run"] = args.gpu
+        rec["seconds"] = round(time.monotonic() - t0, 1)
+        log(f"    {rec['status']}" + (f": {rec['reason']}" if rec.get("reason") else ""))
+        with open(rec_path + ".tmp", "w") as f:
+            json.dump(rec, f, indent=1)
+        os.replace(rec_path + ".tmp", rec_path)
+        records.append(rec)
+
+    rows, means = summarize(records)
+    # the table is for people: on stderr when a document takes stdout
+    print_table(rows, means, sys.stderr if "-" in (args.json, args.csv) else sys.stdout)
+    doc = {"kernelbench": os.path.abspath(args.kernelbench), "level": args.level, "precision": args.precision,
+           "math": args.math, "compile_modes": list(COMPILE_MODES), "rounds": args.rounds,
+           "perf_trials": args.perf_trials, "problems": rows, "geomean": means, "records": records}
+    if args.json:
+        with document(args.json) as f:
+            json.dump(doc, f, indent=1, default=list)
+            f.write("\n")
+    if args.csv:
+        with document(args.csv) as f:
+            w = csv.writer(f)
+            keys = list(rows[0].keys()) if rows else []
+            w.writerow(keys)
+            for row in rows:
+                w.writerow([fmt_span(row[k]) if isinstance(row[k], tuple) else row[k] for k in keys])
+    return 0 if args.gpu else NO_GPU
+
+
+if __name__ == "__main__":
+    sys.exit(main())

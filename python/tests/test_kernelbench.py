@@ -1,0 +1,99 @@
+"""`fusetune kernelbench`'s driver (python/fusetune_torch/kernelbench.py) without torch or a GPU:
+the selection, the checkout's files, the mapping step against a stand-in fusetune binary, the
+records a cut run resumes from, the table and documents. The GPU steps (tune, export,
+KernelBench's eval and timing) run on the GPU machine (scripts/gpu_check.sh)."""
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from fusetune_torch import kernelbench as kb  # noqa: E402
+
+
+def test_selection_takes_numbers_and_ranges_once_each():
+    assert kb.parse_selection("31,32") == [31, 32]
+    assert kb.parse_selection("1-3,2,10") == [1, 2, 3, 10]
+    for bad in ["", "0", "101", "5-2", "a", "1-", "3,,4"]:
+        with pytest.raises(kb.UsageError):
+            kb.parse_selection(bad)
+
+
+def fake_checkout(tmp_path):
+    level = tmp_path / "kb" / "KernelBench" / "level2"
+    level.mkdir(parents=True)
+    for name in ["1_Conv2D_ReLU_BiasAdd.py", "66_Matmul_Dropout_Softmax.py", "7_Other.py"]:
+        (level / name).write_text("# a KernelBench-style problem\n")
+    return tmp_path / "kb"
+
+
+def fake_fusetune(tmp_path):
+    """A stand-in for the binary: from-torch maps problem 1 (with a trailing comment, as the real
+    one writes) and refuses 66 with a reason on stderr."""
+    script = tmp_path / "fusetune"
+    script.write_text(
+        "#!" + sys.executable + "\n"
+        "import sys\n"
+        "if sys.argv[1] == 'from-torch':\n"
+        "    assert '--train' in sys.argv, 'KernelBench models run in training mode'\n"
+        "    if '1_Conv2D' in sys.argv[2]:\n"
+        "        print('conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu  # conv')\n"
+        "        sys.exit(0)\n"
+        "    print('fusetune from-torch: line 12: dropout in training mode is random', file=sys.stderr)\n"
+        "    sys.exit(1)\n"
+        "sys.exit(9)\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_files_of_a_missing_checkout_are_a_usage_error(tmp_path):
+    with pytest.raises(kb.UsageError, match="no KernelBench checkout"):
+        kb.problem_files(str(tmp_path / "nowhere"), 2, [1])
+    assert sorted(kb.problem_files(str(fake_checkout(tmp_path)), 2, [1, 2, 66])) == [1, 66]
+
+
+def test_without_a_gpu_it_maps_writes_records_and_resumes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(kb, "cuda_available", lambda: False)
+    checkout, binary, out = fake_checkout(tmp_path), fake_fusetune(tmp_path), tmp_path / "run"
+    argv = ["--kernelbench", str(checkout), "--fusetune", str(binary), "--problems", "1,66", "--out", str(out),
+            "--json", str(tmp_path / "run.json")]
+    assert kb.main(argv) == kb.NO_GPU  # the mapping ran; the GPU steps did not, and the exit says so
+    one = json.loads((out / "level2" / "1.json").read_text())
+    assert one["status"] == "mapped" and one["spec"] == "conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu"
+    assert "no CUDA GPU" in one["reason"]
+    refused = json.loads((out / "level2" / "66.json").read_text())
+    assert refused["status"] == "refused" and "dropout" in refused["reason"]
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert [r["problem"] for r in doc["problems"]] == [1, 66]
+    assert doc["compile_modes"] == ["max-autotune", "max-autotune-no-cudagraphs"]
+    table = capsys.readouterr().out
+    assert "2 problems: 1 mapped, 0 verified, 0 KernelBench-correct" in table
+    # A second run keeps the records (a cut run resumes); --force redoes them.
+    (binary).write_text("#!/bin/sh\nexit 9\n")
+    assert kb.main(argv) == kb.NO_GPU
+    assert json.loads((out / "level2" / "1.json").read_text())["status"] == "mapped"
+    assert kb.main(argv + ["--force"]) == kb.NO_GPU
+    assert json.loads((out / "level2" / "1.json").read_text())["status"] == "refused"
+
+
+def test_bad_usage_exits_2(tmp_path, capsys):
+    assert kb.main(["--kernelbench", str(tmp_path), "--problems", "1"]) == kb.USAGE
+    assert "no KernelBench checkout" in capsys.readouterr().err
+    checkout = str(fake_checkout(tmp_path))
+    assert kb.main(["--kernelbench", checkout, "--precision", "bf16"]) == kb.USAGE
+    assert kb.main(["--kernelbench", checkout, "--json", "-", "--csv", "-"]) == kb.USAGE
+
+
+def test_the_speedups_and_geometric_means():
+    recs = [{"problem": 1, "name": "a", "status": "KernelBench-correct", "spec": "s", "verified": True,
+             "correct": True, "times": {"eager": [2.0, 2.2, 2.1], "fusetune": [1.0, 1.1, 1.05],
+                                        "torch.compile max-autotune": [1.5, 1.6, 1.55]}},
+            {"problem": 2, "name": "b", "status": "KernelBench-correct", "spec": "s", "verified": True,
+             "correct": True, "times": {"eager": [4.0, 4.0, 4.0], "fusetune": [1.0, 1.0, 1.0]}}]
+    rows, means = kb.summarize(recs)
+    assert rows[0]["eager ms"] == (2.0, 2.1, 2.2)
+    assert rows[0]["x eager"] == pytest.approx(2.1 / 1.05)
+    assert means["x eager"] == pytest.approx((2.0 * 4.0) ** 0.5)
+    assert means["x torch.compile max-autotune"] == pytest.approx(1.55 / 1.05)
