@@ -163,6 +163,15 @@ TEST_F(Sweep, BadInputIsRefusedBeforeAnyGpuWork) {
                        ":3: spec error at column 35: unknown op 'rleu'; did you mean 'relu'?\n");
   EXPECT_FALSE(fs::exists(path("t.db")));
 
+  // A valid version-2 line no candidate takes yet: named by its line, before the database or GPU.
+  write("v2.txt", "conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | relu\nlinear(m=8,k=16,n=4) | softmax(1)\n");
+  r = run("tune --spec-file " + path("v2.txt") + " --db " + path("t.db"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("v2.txt:2: the spec is valid, but tune and compile have no candidates for linear problems yet"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(path("t.db")));
+
   write("ok.txt", "kernelbench-31\n");
   for (const std::string& args : std::vector<std::string>{"--spec-file " + path("missing.txt"), "--spec-file " + path("ok.txt") + " --shard 4/4",
                                  "--spec-file " + path("ok.txt") + " --shard 1", "--preset kernelbench-31 --shard 0/0",
