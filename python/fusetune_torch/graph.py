@@ -29,6 +29,7 @@ class Node:
     path: str = ""               # the module path for module calls and parameters ("layer1.0.conv1")
     shape: Optional[Tuple[int, ...]] = None  # the value's shape, when known (shape propagation)
     value: Any = None            # a constant's value (a number), or a parameter's when it has one element
+    loc: str = ""                # FILE:LINE of the model's code that made it, when known
 
 
 class Graph:

@@ -185,6 +185,8 @@ def _stages_of(graph: Graph, u: Node, cur: Node, k, reduced):
     data = u.args[0] if u.args else None
     first = isinstance(data, Ref) and data.name == cur.name
     if op in SKIPPED and first:
+        if u.attrs.get("training", False) and u.attrs.get("p", 0) > 0:
+            raise _Stop(f"{u.path or u.name}: dropout in training mode (p={u.attrs['p']}) draws a random mask")
         return [], u, [u.name]
     if op == "batch_norm":
         if u.attrs.get("training", False):
