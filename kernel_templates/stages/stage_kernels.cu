@@ -1,0 +1,407 @@
+// fusetune: the kernels of the version-2 epilogue stages (issue 43), one out-of-place kernel per
+// stage as PyTorch eager runs them, for the `unfused` candidate (float) and, with FT_STAGE_DOUBLE,
+// a float64 GPU twin of src/reference/model_stages.cpp (double).
+//
+// Tensors are logical row-major (channels first) and dense, of rank <= FT_ST_MAX_RANK. Shapes,
+// strides and counts arrive at run time in the small POD structs below, passed by value, so one
+// compiled kernel serves every shape; src/codegen/stage_source.cpp fills them (after dropping
+// size-1 dims and merging contiguous ones) and mirrors their layout field for field. Each struct
+// holds only 8-byte fields, so host and device layouts agree; the rendered source static_asserts
+// the sizes.
+//
+// Families (the FT_DEFINE_STAGE_* macros at the end instantiate them with fixed signatures):
+//   elementwise   out[i] = OP(x[.], a0[.], a1[.]) with x and the tensor operands read through
+//                 broadcast strides (0 on broadcast dims); OP is a rendered functor.
+//   rows          a set of "rows", each a reduction over `len` elements: reduce (min, max, sum,
+//                 mean), logsumexp, softmax and log_softmax over a dim, norm statistics. One
+//                 thread per row (short rows) or one block per row (long rows, a warp-shuffle
+//                 tree); no atomics, so every result is the same from run to run.
+//   pool          max/avg pooling over the last 1-3 dims, one thread per output.
+//   norm apply    (x - mean) * rstd [* w] [+ b], the statistics from a rows kernel's scratch.
+#ifndef FT_STAGE_KERNELS_CU
+#define FT_STAGE_KERNELS_CU
+
+#ifndef FT_GENERATED
+// Sample set-up for compiling this file alone: the float instantiations at the end.
+#define FT_STAGE_DOUBLE 0
+#include "../ft_common.cuh"
+#endif
+
+#ifndef FT_STAGE_DOUBLE
+#define FT_STAGE_DOUBLE 0
+#endif
+
+#define FT_ST_MAX_RANK 6
+// Index arithmetic in 32 bits (a division costs a third of a 64-bit one) unless some buffer a
+// kernel touches has 2^30 elements or more: the renderer sets FT_ST_INDEX_64 then (and names the
+// kernel *_i64). 2^30, not 2^31: a grid-stride step past the last index must not overflow.
+#ifndef FT_ST_INDEX_64
+#define FT_ST_INDEX_64 1
+#endif
+#if FT_ST_INDEX_64
+typedef long long ft_st_idx;
+#else
+typedef int ft_st_idx;
+#endif
+// Threads per block of the elementwise, thread-per-row, pooling and norm-apply kernels.
+#define FT_ST_BLOCK 256
+// Threads per block of the block-per-row kernels: 16 warps hide the latency of one long row.
+#define FT_ST_ROW_BLOCK 512
+
+// ---- geometry (mirrored by src/codegen/stage_source.hpp) -----------------------------------
+// Elementwise: the output's extents (row-major), and each read tensor's element strides.
+struct ft_st_ew_geom {
+  long long rank, total;
+  long long ext[FT_ST_MAX_RANK];
+  long long sx[FT_ST_MAX_RANK], sa0[FT_ST_MAX_RANK], sa1[FT_ST_MAX_RANK];
+};
+// Rows: row r starts at the offset of r over the kept dims (kext, kstr); its elements are the
+// offsets of j < len over the reduced dims (rext, rstr). Outputs of reduce, logsumexp: out[r]
+// (the keepdim and the dropped layout are the same); of norm statistics: out[2r] = mean,
+// out[2r + 1] = 1 / sqrt(var + eps); of softmax: out at the input's offsets.
+struct ft_st_rows_geom {
+  long long rows, len, nk, nr;
+  long long kext[FT_ST_MAX_RANK], kstr[FT_ST_MAX_RANK];
+  long long rext[FT_ST_MAX_RANK], rstr[FT_ST_MAX_RANK];
+  double eps;
+};
+// Pooling: `total` outputs; the pooled dims as the last three (D, H, W), missing ones 1/1/1/0.
+struct ft_st_pool_geom {
+  long long total;
+  long long in[3], out[3], k[3], s[3], p[3];
+  long long count_include_pad;
+};
+// Norm apply: element i belongs to statistics row (i / div) % mod.
+struct ft_st_group_geom {
+  long long div, mod;
+};
+
+// ---- the element type and its math ----------------------------------------------------------
+#if FT_STAGE_DOUBLE
+// ref_math.cu (pasted before this file) gives the NaN-propagating min/max of op_math.cpp.
+typedef double ft_st_t;
+__device__ __forceinline__ double ft_st_inf() { return ft_ref_inf(); }
+__device__ __forceinline__ double ft_st_min(double a, double b) { return ft_ref_min(a, b); }
+__device__ __forceinline__ double ft_st_max(double a, double b) { return ft_ref_max(a, b); }
+__device__ __forceinline__ double ft_st_exp(double v) { return exp(v); }
+__device__ __forceinline__ double ft_st_log(double v) { return log(v); }
+__device__ __forceinline__ double ft_st_rstd(double var, double eps) { return 1.0 / sqrt(var + eps); }
+__device__ __forceinline__ bool ft_st_isinf(double v) { return isinf(v); }
+#else
+// ft_common.cuh / ft_math.cuh: NaN-propagating min/max (torch.amax/amin) and the expf/logf the
+// op renderings use.
+typedef float ft_st_t;
+__device__ __forceinline__ float ft_st_inf() { return FT_INF; }
+__device__ __forceinline__ float ft_st_min(float a, float b) { return ft_min(a, b); }
+__device__ __forceinline__ float ft_st_max(float a, float b) { return ft_max(a, b); }
+__device__ __forceinline__ float ft_st_exp(float v) { return ft_exp(v); }
+__device__ __forceinline__ float ft_st_log(float v) { return ft_log(v); }
+// Correctly rounded sqrt and division (NVRTC's defaults), where PyTorch's rsqrtf is 2 ulp.
+__device__ __forceinline__ float ft_st_rstd(float var, double eps) { return 1.0f / sqrtf(var + (float)eps); }
+__device__ __forceinline__ bool ft_st_isinf(float v) { return isinf(v); }
+#endif
+
+// The offset of flat index i (row-major over ext[0..n)) through strides str. Unrolled over the
+// maximum rank with constant indices so the geometry stays in the parameter bank.
+__device__ __forceinline__ ft_st_idx ft_st_offset(ft_st_idx i, long long n, const long long* ext,
+                                                  const long long* str) {
+  if (n == 1) return i * (ft_st_idx)str[0];  // the common case after merging contiguous dims
+  ft_st_idx off = 0;
+#pragma unroll
+  for (int d = FT_ST_MAX_RANK - 1; d >= 0; --d) {
+    if (d < n) {
+      const ft_st_idx e = (ft_st_idx)ext[d];
+      off += (i % e) * (ft_st_idx)str[d];
+      i /= e;
+    }
+  }
+  return off;
+}
+
+// ---- elementwise ----------------------------------------------------------------------------
+// OP()(v, chan) applies the rendered op: chan[0], chan[1] hold this element's tensor operands.
+template <typename T, typename OP>
+__device__ __forceinline__ void ft_st_elementwise(const T* __restrict__ x, const T* __restrict__ a0,
+                                                  const T* __restrict__ a1, T* __restrict__ out,
+                                                  const ft_st_ew_geom& g) {
+  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
+  for (ft_st_idx i = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
+    ft_st_idx ox = 0, o0 = 0, o1 = 0, rest = i;
+#pragma unroll
+    for (int d = FT_ST_MAX_RANK - 1; d >= 0; --d) {
+      if (d < g.rank) {
+        const ft_st_idx e = (ft_st_idx)g.ext[d];
+        const ft_st_idx c = d == 0 ? rest : rest % e;  // dim 0 needs no division
+        rest /= e;
+        ox += c * (ft_st_idx)g.sx[d];
+        o0 += c * (ft_st_idx)g.sa0[d];
+        o1 += c * (ft_st_idx)g.sa1[d];
+      }
+    }
+    T chan[2];
+    chan[0] = a0 != nullptr ? a0[o0] : T(0);
+    chan[1] = a1 != nullptr ? a1[o1] : T(0);
+    out[i] = OP()(x[ox], chan);
+  }
+}
+
+// ---- rows: reductions, logsumexp, softmax, norm statistics ----------------------------------
+#define FT_ST_MODE_MIN 0
+#define FT_ST_MODE_MAX 1
+#define FT_ST_MODE_SUM 2
+#define FT_ST_MODE_MEAN 3
+#define FT_ST_MODE_LOGSUMEXP 4
+#define FT_ST_MODE_SOFTMAX 5
+#define FT_ST_MODE_LOG_SOFTMAX 6
+#define FT_ST_MODE_NORM_STATS 7
+
+template <typename T> struct ft_st_sum_op {
+  __device__ static T init() { return T(0); }
+  __device__ static T step(T a, T b) { return a + b; }
+};
+template <typename T> struct ft_st_min_op {
+  __device__ static T init() { return ft_st_inf(); }
+  __device__ static T step(T a, T b) { return ft_st_min(a, b); }
+};
+template <typename T> struct ft_st_max_op {
+  __device__ static T init() { return -ft_st_inf(); }
+  __device__ static T step(T a, T b) { return ft_st_max(a, b); }
+};
+
+template <bool MIN, typename T> struct ft_st_min_or_max { typedef ft_st_max_op<T> type; };
+template <typename T> struct ft_st_min_or_max<true, T> { typedef ft_st_min_op<T> type; };
+
+// Every thread of the block gets the fold of every thread's v. A butterfly (xor) shuffle: each
+// lane folds the same operands, only commuted, so every lane holds the same bits; the order is
+// fixed by the block size, so results repeat exactly from run to run.
+template <typename T, typename R>
+__device__ __forceinline__ T ft_st_block_fold(T v) {
+  __shared__ T part[32];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = R::step(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  __syncthreads();  // the previous fold's readers are done with part[]
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = lane < (int)(blockDim.x >> 5) ? part[lane] : R::init();
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = R::step(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The fold over one row's elements owned by this thread (j = first, first + step, ...) of
+// F(x) under R.
+template <typename T, typename R, typename F>
+__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, ft_st_idx base, const ft_st_rows_geom& g,
+                                            ft_st_idx first, ft_st_idx step, F f) {
+  T acc = R::init();
+#if FT_STAGE_DOUBLE
+#pragma unroll 1  // unrolled, ptxas spilled around the calls of double exp/log (a reference: speed matters less)
+#endif
+  for (ft_st_idx j = first; j < g.len; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
+  return acc;
+}
+
+template <typename T> struct ft_st_ident {
+  __device__ T operator()(T v) const { return v; }
+};
+template <typename T> struct ft_st_exp_shift {
+  T m;
+  __device__ T operator()(T v) const { return ft_st_exp(v - m); }
+};
+template <typename T> struct ft_st_square_dev {
+  T m;
+  __device__ T operator()(T v) const {
+    const T d = v - m;
+    return d * d;
+  }
+};
+
+// One row, by `step` threads starting at `first`; BLOCK: the threads of a block cooperate
+// (first = threadIdx.x, step = blockDim.x) and fold their partials. Thread `first == 0` stores
+// per-row results. Variance: two passes (the mean, then the mean squared deviation), as
+// model_stages.cpp does: E[x^2] - mean^2 cancels catastrophically when |mean| >> std (a conv
+// output with a large bias), and the second pass mostly reads L2 (thread-per-row rows are short;
+// a block's row is read in the same order twice).
+template <typename T, int MODE, bool BLOCK>
+__device__ __forceinline__ void ft_st_row(const T* __restrict__ x, T* __restrict__ out, const ft_st_rows_geom& g,
+                                          ft_st_idx row, ft_st_idx first, ft_st_idx step) {
+  const ft_st_idx base = ft_st_offset(row, g.nk, g.kext, g.kstr);
+  const bool leader = first == 0;
+  if (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) {
+    typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type R;
+    T acc = ft_st_row_fold<T, R>(x, base, g, first, step, ft_st_ident<T>());
+    if (BLOCK) acc = ft_st_block_fold<T, R>(acc);
+    if (leader) out[row] = acc;
+  } else if (MODE == FT_ST_MODE_SUM || MODE == FT_ST_MODE_MEAN) {
+    T acc = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    if (BLOCK) acc = ft_st_block_fold<T, ft_st_sum_op<T> >(acc);
+    if (leader) out[row] = MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc;
+  } else if (MODE == FT_ST_MODE_NORM_STATS) {
+    T sum = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    if (BLOCK) sum = ft_st_block_fold<T, ft_st_sum_op<T> >(sum);
+    const T mean = sum / (T)g.len;
+    ft_st_square_dev<T> dev;
+    dev.m = mean;
+    T ss = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, dev);
+    if (BLOCK) ss = ft_st_block_fold<T, ft_st_sum_op<T> >(ss);
+    if (leader) {
+      out[2 * row] = mean;
+      out[2 * row + 1] = ft_st_rstd(ss / (T)g.len, g.eps);
+    }
+  } else {  // logsumexp, softmax, log_softmax: max-shifted sums of exp
+    T m = ft_st_row_fold<T, ft_st_max_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    if (BLOCK) m = ft_st_block_fold<T, ft_st_max_op<T> >(m);
+    // logsumexp shifts by 0 where the max is infinite (torch.logsumexp); softmax does not.
+    ft_st_exp_shift<T> e;
+    e.m = MODE == FT_ST_MODE_LOGSUMEXP && ft_st_isinf(m) ? T(0) : m;
+    T s = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, e);
+    if (BLOCK) s = ft_st_block_fold<T, ft_st_sum_op<T> >(s);
+    if (MODE == FT_ST_MODE_LOGSUMEXP) {
+      if (leader) out[row] = ft_st_log(s) + e.m;
+    } else {
+      const T log_s = MODE == FT_ST_MODE_LOG_SOFTMAX ? ft_st_log(s) : T(0);
+#if FT_STAGE_DOUBLE
+#pragma unroll 1  // as in ft_st_row_fold
+#endif
+      for (ft_st_idx j = first; j < g.len; j += step) {
+        const ft_st_idx at = base + ft_st_offset(j, g.nr, g.rext, g.rstr);
+        out[at] = MODE == FT_ST_MODE_LOG_SOFTMAX ? (x[at] - m) - log_s : ft_st_exp(x[at] - m) / s;
+      }
+    }
+  }
+}
+
+template <typename T, int MODE>
+__device__ __forceinline__ void ft_st_rows_thread(const T* __restrict__ x, T* __restrict__ out,
+                                                  const ft_st_rows_geom& g) {
+  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
+  for (ft_st_idx row = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
+    ft_st_row<T, MODE, false>(x, out, g, row, 0, 1);
+  }
+}
+
+template <typename T, int MODE>
+__device__ __forceinline__ void ft_st_rows_block(const T* __restrict__ x, T* __restrict__ out,
+                                                 const ft_st_rows_geom& g) {
+  // The loop is uniform across the block (row depends on blockIdx only), as the folds'
+  // __syncthreads need.
+  for (ft_st_idx row = blockIdx.x; row < g.rows; row += gridDim.x) {
+    ft_st_row<T, MODE, true>(x, out, g, row, threadIdx.x, blockDim.x);
+  }
+}
+
+// ---- pooling --------------------------------------------------------------------------------
+// One pooled dim's window for output o: [lo, hi) inside the input, `padded` its size clipped to
+// the padded input only (PyTorch's count_include_pad divisor); model_stages.cpp's window().
+struct ft_st_window {
+  ft_st_idx lo, hi, padded;
+};
+__device__ __forceinline__ ft_st_window ft_st_pool_window(ft_st_idx o, ft_st_idx size, ft_st_idx k, ft_st_idx s,
+                                                          ft_st_idx p) {
+  const ft_st_idx start = o * s - p;
+  const ft_st_idx end = start + k < size + p ? start + k : size + p;
+  ft_st_window w;
+  w.lo = start > 0 ? start : 0;
+  w.hi = end < size ? end : size;
+  w.padded = end - start;
+  return w;
+}
+
+template <typename T, bool IS_MAX>
+__device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restrict__ out, const ft_st_pool_geom& g) {
+  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
+  for (ft_st_idx o = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; o < g.total; o += step) {
+    const ft_st_idx out0 = (ft_st_idx)g.out[0], out1 = (ft_st_idx)g.out[1], out2 = (ft_st_idx)g.out[2];
+    const ft_st_idx in0 = (ft_st_idx)g.in[0], in1 = (ft_st_idx)g.in[1], in2 = (ft_st_idx)g.in[2];
+    const ft_st_idx ow = o % out2;
+    ft_st_idx t = o / out2;
+    const ft_st_idx oh = t % out1;
+    t /= out1;
+    const ft_st_idx od = t % out0;
+    const ft_st_idx b = t / out0;
+    const ft_st_window wd = ft_st_pool_window(od, in0, (ft_st_idx)g.k[0], (ft_st_idx)g.s[0], (ft_st_idx)g.p[0]);
+    const ft_st_window wh = ft_st_pool_window(oh, in1, (ft_st_idx)g.k[1], (ft_st_idx)g.s[1], (ft_st_idx)g.p[1]);
+    const ft_st_window ww = ft_st_pool_window(ow, in2, (ft_st_idx)g.k[2], (ft_st_idx)g.s[2], (ft_st_idx)g.p[2]);
+    const T* xb = x + b * in0 * in1 * in2;
+    T acc = IS_MAX ? -ft_st_inf() : T(0);
+    for (ft_st_idx d = wd.lo; d < wd.hi; ++d) {
+      for (ft_st_idx h = wh.lo; h < wh.hi; ++h) {
+        for (ft_st_idx w = ww.lo; w < ww.hi; ++w) {
+          const T v = xb[(d * in1 + h) * in2 + w];
+          acc = IS_MAX ? ft_st_max(acc, v) : acc + v;
+        }
+      }
+    }
+    if (IS_MAX) {
+      out[o] = acc;
+    } else {
+      const ft_st_idx divisor = g.count_include_pad ? wd.padded * wh.padded * ww.padded
+                                                    : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
+      out[o] = acc / (T)divisor;
+    }
+  }
+}
+
+// ---- norm apply -----------------------------------------------------------------------------
+// out[i] = (x[i] - mean) * rstd, then * w, then + b (model_stages.cpp's order); x, out dense of
+// the same shape (g.sx), w and b (nullptr when absent) read through broadcast strides (sa0, sa1).
+template <typename T>
+__device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const T* __restrict__ stats,
+                                                 const T* __restrict__ w, const T* __restrict__ b,
+                                                 T* __restrict__ out, const ft_st_ew_geom& g,
+                                                 const ft_st_group_geom& gg) {
+  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
+  for (ft_st_idx i = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
+    const ft_st_idx grp = (i / (ft_st_idx)gg.div) % (ft_st_idx)gg.mod;
+    T v = (x[i] - stats[2 * grp]) * stats[2 * grp + 1];
+    if (w != nullptr) v *= w[ft_st_offset(i, g.rank, g.ext, g.sa0)];
+    if (b != nullptr) v += b[ft_st_offset(i, g.rank, g.ext, g.sa1)];
+    out[i] = v;
+  }
+}
+
+// ---- instantiation --------------------------------------------------------------------------
+// Launch: block FT_ST_BLOCK (FT_ST_ROW_BLOCK for ROWS_BLOCK), grid from the renderer (any
+// size: every kernel loops grid-stride).
+#define FT_DEFINE_STAGE_ELEMENTWISE(NAME, OP)                                                      \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ a0, const ft_st_t* __restrict__ a1, \
+           ft_st_t* __restrict__ out, const ft_st_ew_geom g) {                                    \
+    ft_st_elementwise<ft_st_t, OP>(x, a0, a1, out, g);                                            \
+  }
+#define FT_DEFINE_STAGE_ROWS_THREAD(NAME, MODE)                                                    \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
+    ft_st_rows_thread<ft_st_t, MODE>(x, out, g);                                                  \
+  }
+#define FT_DEFINE_STAGE_ROWS_BLOCK(NAME, MODE)                                                     \
+  extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
+      NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
+    ft_st_rows_block<ft_st_t, MODE>(x, out, g);                                                   \
+  }
+#define FT_DEFINE_STAGE_POOL(NAME, IS_MAX)                                                         \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_pool_geom g) {   \
+    ft_st_pool<ft_st_t, IS_MAX>(x, out, g);                                                       \
+  }
+#define FT_DEFINE_STAGE_NORM_APPLY(NAME)                                                           \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ stats, const ft_st_t* __restrict__ w, \
+           const ft_st_t* __restrict__ b, ft_st_t* __restrict__ out, const ft_st_ew_geom g,       \
+           const ft_st_group_geom gg) {                                                           \
+    ft_st_norm_apply<ft_st_t>(x, stats, w, b, out, g, gg);                                        \
+  }
+
+#ifndef FT_GENERATED
+struct ft_st_sample_op {
+  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const { return ft_max(v + chan[0], 0.0f); }
+};
+FT_DEFINE_STAGE_ELEMENTWISE(ft_st_sample_elementwise, ft_st_sample_op)
+FT_DEFINE_STAGE_ROWS_THREAD(ft_st_sample_rows_thread, FT_ST_MODE_SOFTMAX)
+FT_DEFINE_STAGE_ROWS_BLOCK(ft_st_sample_rows_block, FT_ST_MODE_NORM_STATS)
+FT_DEFINE_STAGE_POOL(ft_st_sample_pool, false)
+FT_DEFINE_STAGE_NORM_APPLY(ft_st_sample_norm_apply)
+#endif
+
+#endif  // FT_STAGE_KERNELS_CU
