@@ -246,6 +246,9 @@ def main(argv=None):
         mapped = map_model(graph)
     except Refused as e:
         refusal = e.line()
+    except Exception as e:  # noqa: BLE001 - a graph the mapper did not foresee: the block search still runs
+        refusal = f"the whole-model mapping failed ({type(e).__name__}: {e}); conv blocks are still searched"
+
     blocks, unmatched = find_blocks(graph)
     if args.layout == "chain":
         chain_layouts(graph, blocks)

@@ -419,6 +419,11 @@ class _Mapper:
         if op in ("dropout", "dropout2d", "dropout3d", "feature_alpha_dropout", "alpha_dropout") and v is not None:
             p = _arg(u, 1, "p", 0.5)
             training = a.get("training") if "training" in a else _arg(u, 2, "training", True)
+            if training and p and self.value_range(v) == (0.0, 0.0):
+                # Every element is exactly 0 (KernelBench 83: min(x, 0) then clamp(0, 1)), and dropout
+                # keeps a 0 a 0 whatever it draws: here it is the identity, and the output is not random.
+                self.alias[u.name] = v
+                return
             if training and p:
                 raise Refused(u, f"dropout in training mode (p={p}) zeroes a random part of the value: the output is "
                                  "random, a spec is one function (run without --train: dropout is then the identity)")
@@ -531,6 +536,33 @@ class _Mapper:
     def _eps(self, a):
         eps = a.get("eps", 1e-5)
         return [] if eps == 1e-5 else [f"eps={number_text(eps)}"]
+
+    def value_range(self, v):
+        """(lo, hi) bounds on every element of value v that its clamping ops prove (min, max, clamp,
+        relu, hardtanh with numbers); (-inf, inf) where nothing is known."""
+        inf = float("inf")
+        op = self.producer.get(v)
+        if op is None:
+            return (-inf, inf)
+        lo, hi = self.value_range(op.x) if op.x else (-inf, inf)
+
+        def number(t):
+            try:
+                return float(t)
+            except (TypeError, ValueError):
+                return None
+        c = number(op.y.text) if isinstance(op.y, Operand) and op.y.kind == "number" else None
+        if op.op == "min" and c is not None:
+            return (min(lo, c), min(hi, c))
+        if op.op == "max" and c is not None:
+            return (max(lo, c), max(hi, c))
+        if op.op == "relu":
+            return (max(lo, 0.0), max(hi, 0.0))
+        if op.op in ("clamp", "hardtanh") and len(op.args) == 2:
+            a, b = number(op.args[0]), number(op.args[1])
+            if a is not None and b is not None:
+                return (min(max(lo, a), b), max(min(hi, b), a))
+        return (-inf, inf)
 
     def _emit(self, op: Op, v, shape):
         """An elementwise op: a virtual shape passes through (scalars only)."""

@@ -181,6 +181,20 @@ def test_dropout_in_eval_mode_is_the_identity():
     assert spec(g) == f"{LINEAR} | relu"
 
 
+def test_dropout_of_a_value_proved_zero_is_the_identity_even_in_training_mode():
+    # KernelBench 83: min(x, 0) then clamp(0, 1) leaves exactly 0 everywhere, which dropout keeps.
+    g = build(("mn", "minimum", (Ref("m"), 0.0), {}, {}, S),
+              ("c", "clamp", (Ref("mn"),), {"min": 0.0, "max": 1.0}, {}, S),
+              ("d", "dropout", (Ref("c"),), {}, {"p": 0.2, "training": True, "module": "Dropout"}, S))
+    assert spec(g) == f"{LINEAR} | min(0) | clamp(0,1)"
+    # min(x, 0.5) then clamp(0, 1) leaves [0, 0.5]: the dropout is random there.
+    g = build(("mn", "minimum", (Ref("m"), 0.5), {}, {}, S),
+              ("c", "clamp", (Ref("mn"),), {"min": 0.0, "max": 1.0}, {}, S),
+              ("d", "dropout", (Ref("c"),), {}, {"p": 0.2, "training": True, "module": "Dropout"}, S))
+    with pytest.raises(Refused, match="dropout in training mode"):
+        map_model(g)
+
+
 def test_a_second_main_operator_is_refused():
     g = build(("l2", "linear", (Ref("m"),), {}, {"in_features": 32, "out_features": 4, "bias": True}, (8, 4)))
     with pytest.raises(Refused, match="a second main operator"):

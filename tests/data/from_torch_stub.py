@@ -10,7 +10,28 @@ import runpy
 import sys
 import types
 
-sys.modules["torch"] = types.ModuleType("torch")
+torch = types.ModuleType("torch")
+overrides = types.ModuleType("torch.overrides")
+
+
+class TorchFunctionMode:
+    """from_torch's meta-device mode is one of these; here it changes nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+overrides.TorchFunctionMode = TorchFunctionMode
+torch.overrides = overrides
+torch.Size = tuple
+torch.Tensor = type("Tensor", (), {})
+for factory in ("empty", "zeros", "ones", "rand", "randn", "full"):
+    setattr(torch, factory, lambda *a, **k: None)
+sys.modules["torch"] = torch
+sys.modules["torch.overrides"] = overrides
 
 from fusetune_torch.graph import Graph, Node, Ref  # noqa: E402  (the embedded package: PYTHONPATH)
 
@@ -18,18 +39,21 @@ CONV = {"in_channels": 3, "out_channels": 16, "kernel_size": (3, 3), "stride": (
         "dilation": (1, 1), "groups": 1, "padding_mode": "zeros", "bias": True}
 
 
-def to_graph(model, input_shape):
+def to_graph(model, shapes, train=False):
+    input_shape = shapes[0]
     k = CONV["out_channels"]
+    n, _, h, w = input_shape
+    y = (n, k, h - 2, w - 2)  # the 3x3 conv's output, as shape propagation records it
     return Graph([
         Node("x", "input", shape=tuple(input_shape)),
-        Node("conv", "conv2d", (Ref("x"),), attrs=dict(CONV, in_channels=input_shape[1]), path="conv"),
+        Node("conv", "conv2d", (Ref("x"),), attrs=dict(CONV, in_channels=input_shape[1]), path="conv", shape=y),
         Node("dev", "getattr", (Ref("conv"), "device")),
-        Node("c05", "const", value=0.5, kwargs={"device": Ref("dev")}),
+        Node("c05", "const", value=0.5, kwargs={"device": Ref("dev")}, shape=()),
         Node("bias", "param", path="bias", shape=(k, 1, 1)),
-        Node("n0", "min", (Ref("conv"), Ref("c05"))),
-        Node("n1", "add", (Ref("n0"), Ref("bias"))),
-        Node("n2", "mul", (Ref("n1"), 2.0)),
-        Node("out", "output", (Ref("n2"),)),
+        Node("n0", "min", (Ref("conv"), Ref("c05")), shape=y),
+        Node("n1", "add", (Ref("n0"), Ref("bias")), shape=y),
+        Node("n2", "mul", (Ref("n1"), 2.0), shape=y),
+        Node("out", "output", (Ref("n2"),), shape=y),
     ])
 
 
