@@ -251,8 +251,8 @@ TEST(StageSource, BuffersOf2To30ElementsIndexIn64Bits) {
     std::vector<std::string> out;
     for (const StageKernel& k : render_stage_program(spec::parse(text), StagePrecision::fp32).kernels) {
       out.push_back(k.name);
-      EXPECT_NE(k.source.find("#define FT_ST_INDEX_64 " + std::string(k.name.find("_i64_") != std::string::npos ? "1" : "0")),
-                std::string::npos);
+      const bool i64 = k.name.find("_i64_") != std::string::npos;
+      EXPECT_NE(k.code.find(i64 ? ", long long)" : ", int)"), std::string::npos) << k.code;
     }
     return out;
   };
@@ -553,6 +553,26 @@ TEST(StageSource, EveryKernelCompilesWithoutSpills) {
   }
   std::printf("[ stages   ] %zu distinct kernel sources compiled by NVRTC in %.1f s on 2 threads, max %d registers\n",
               names.size(), seconds, max_regs);
+}
+
+// A whole program as one module (what a Variant carries), 32- and 64-bit kernels side by side,
+// a kernel used by two stages defined once.
+TEST(StageSource, AProgramCompilesAsOneModule) {
+  const spec::Problem p = spec::parse(
+      "matmul(batch=4,m=16384,k=64,n=16384) | relu | as a | reduce_sum(2) | relu | add(a) | relu | softmax(-1) | "
+      "max_pool1d(2) | max_pool1d(2)");
+  for (StagePrecision prec : {StagePrecision::fp32, StagePrecision::fp64}) {
+    const StageProgram prog = render_stage_program(p, prec);
+    std::set<std::string> names;
+    for (const StageKernel& k : prog.kernels) names.insert(k.name);
+    EXPECT_LT(names.size(), prog.kernels.size());  // relu and max_pool1d twice
+    gpu::CompileOptions opt;
+    opt.strict_fp32 = prec == StagePrecision::fp64;
+    const gpu::CompileResult r = gpu::compile_cuda(render_stage_module(prog), "stage_module.cu", opt);
+    ASSERT_TRUE(r.ok()) << r.log;
+    EXPECT_EQ(r.spill_stores, 0) << r.log;
+    EXPECT_EQ(std::set<std::string>(r.kernel_names.begin(), r.kernel_names.end()), names);
+  }
 }
 
 }  // namespace

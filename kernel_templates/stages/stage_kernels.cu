@@ -32,17 +32,10 @@
 #endif
 
 #define FT_ST_MAX_RANK 6
-// Index arithmetic in 32 bits (a division costs a third of a 64-bit one) unless some buffer a
-// kernel touches has 2^30 elements or more: the renderer sets FT_ST_INDEX_64 then (and names the
-// kernel *_i64). 2^30, not 2^31: a grid-stride step past the last index must not overflow.
-#ifndef FT_ST_INDEX_64
-#define FT_ST_INDEX_64 1
-#endif
-#if FT_ST_INDEX_64
-typedef long long ft_st_idx;
-#else
-typedef int ft_st_idx;
-#endif
+// Every kernel is a template on its index type I: int (a division costs a third of a 64-bit one)
+// unless some buffer it touches has 2^30 elements or more, then long long; the renderer picks it
+// per kernel (and names the kernel *_i64_*). 2^30, not 2^31: a grid-stride step past the last
+// index must not overflow.
 // Threads per block of the elementwise, thread-per-row, pooling and norm-apply kernels.
 #define FT_ST_BLOCK 256
 // Threads per block of the block-per-row kernels: 16 warps hide the latency of one long row.
@@ -103,15 +96,15 @@ __device__ __forceinline__ bool ft_st_isinf(float v) { return isinf(v); }
 
 // The offset of flat index i (row-major over ext[0..n)) through strides str. Unrolled over the
 // maximum rank with constant indices so the geometry stays in the parameter bank.
-__device__ __forceinline__ ft_st_idx ft_st_offset(ft_st_idx i, long long n, const long long* ext,
-                                                  const long long* str) {
-  if (n == 1) return i * (ft_st_idx)str[0];  // the common case after merging contiguous dims
-  ft_st_idx off = 0;
+template <typename I>
+__device__ __forceinline__ I ft_st_offset(I i, long long n, const long long* ext, const long long* str) {
+  if (n == 1) return i * (I)str[0];  // the common case after merging contiguous dims
+  I off = 0;
 #pragma unroll
   for (int d = FT_ST_MAX_RANK - 1; d >= 0; --d) {
     if (d < n) {
-      const ft_st_idx e = (ft_st_idx)ext[d];
-      off += (i % e) * (ft_st_idx)str[d];
+      const I e = (I)ext[d];
+      off += (i % e) * (I)str[d];
       i /= e;
     }
   }
@@ -120,22 +113,22 @@ __device__ __forceinline__ ft_st_idx ft_st_offset(ft_st_idx i, long long n, cons
 
 // ---- elementwise ----------------------------------------------------------------------------
 // OP()(v, chan) applies the rendered op: chan[0], chan[1] hold this element's tensor operands.
-template <typename T, typename OP>
+template <typename T, typename I, typename OP>
 __device__ __forceinline__ void ft_st_elementwise(const T* __restrict__ x, const T* __restrict__ a0,
                                                   const T* __restrict__ a1, T* __restrict__ out,
                                                   const ft_st_ew_geom& g) {
-  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
-  for (ft_st_idx i = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
-    ft_st_idx ox = 0, o0 = 0, o1 = 0, rest = i;
+  const I step = (I)gridDim.x * blockDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
+    I ox = 0, o0 = 0, o1 = 0, rest = i;
 #pragma unroll
     for (int d = FT_ST_MAX_RANK - 1; d >= 0; --d) {
       if (d < g.rank) {
-        const ft_st_idx e = (ft_st_idx)g.ext[d];
-        const ft_st_idx c = d == 0 ? rest : rest % e;  // dim 0 needs no division
+        const I e = (I)g.ext[d];
+        const I c = d == 0 ? rest : rest % e;  // dim 0 needs no division
         rest /= e;
-        ox += c * (ft_st_idx)g.sx[d];
-        o0 += c * (ft_st_idx)g.sa0[d];
-        o1 += c * (ft_st_idx)g.sa1[d];
+        ox += c * (I)g.sx[d];
+        o0 += c * (I)g.sa0[d];
+        o1 += c * (I)g.sa1[d];
       }
     }
     T chan[2];
@@ -191,14 +184,14 @@ __device__ __forceinline__ T ft_st_block_fold(T v) {
 
 // The fold over one row's elements owned by this thread (j = first, first + step, ...) of
 // F(x) under R.
-template <typename T, typename R, typename F>
-__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, ft_st_idx base, const ft_st_rows_geom& g,
-                                            ft_st_idx first, ft_st_idx step, F f) {
+template <typename T, typename I, typename R, typename F>
+__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, I base, const ft_st_rows_geom& g,
+                                            I first, I step, F f) {
   T acc = R::init();
 #if FT_STAGE_DOUBLE
 #pragma unroll 1  // unrolled, ptxas spilled around the calls of double exp/log (a reference: speed matters less)
 #endif
-  for (ft_st_idx j = first; j < g.len; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
+  for (I j = first; j < g.len; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
   return acc;
 }
 
@@ -223,39 +216,39 @@ template <typename T> struct ft_st_square_dev {
 // model_stages.cpp does: E[x^2] - mean^2 cancels catastrophically when |mean| >> std (a conv
 // output with a large bias), and the second pass mostly reads L2 (thread-per-row rows are short;
 // a block's row is read in the same order twice).
-template <typename T, int MODE, bool BLOCK>
+template <typename T, typename I, int MODE, bool BLOCK>
 __device__ __forceinline__ void ft_st_row(const T* __restrict__ x, T* __restrict__ out, const ft_st_rows_geom& g,
-                                          ft_st_idx row, ft_st_idx first, ft_st_idx step) {
-  const ft_st_idx base = ft_st_offset(row, g.nk, g.kext, g.kstr);
+                                          I row, I first, I step) {
+  const I base = ft_st_offset(row, g.nk, g.kext, g.kstr);
   const bool leader = first == 0;
   if (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) {
     typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type R;
-    T acc = ft_st_row_fold<T, R>(x, base, g, first, step, ft_st_ident<T>());
+    T acc = ft_st_row_fold<T, I, R>(x, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) acc = ft_st_block_fold<T, R>(acc);
     if (leader) out[row] = acc;
   } else if (MODE == FT_ST_MODE_SUM || MODE == FT_ST_MODE_MEAN) {
-    T acc = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T acc = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) acc = ft_st_block_fold<T, ft_st_sum_op<T> >(acc);
     if (leader) out[row] = MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc;
   } else if (MODE == FT_ST_MODE_NORM_STATS) {
-    T sum = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T sum = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) sum = ft_st_block_fold<T, ft_st_sum_op<T> >(sum);
     const T mean = sum / (T)g.len;
     ft_st_square_dev<T> dev;
     dev.m = mean;
-    T ss = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, dev);
+    T ss = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, dev);
     if (BLOCK) ss = ft_st_block_fold<T, ft_st_sum_op<T> >(ss);
     if (leader) {
       out[2 * row] = mean;
       out[2 * row + 1] = ft_st_rstd(ss / (T)g.len, g.eps);
     }
   } else {  // logsumexp, softmax, log_softmax: max-shifted sums of exp
-    T m = ft_st_row_fold<T, ft_st_max_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T m = ft_st_row_fold<T, I, ft_st_max_op<T> >(x, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) m = ft_st_block_fold<T, ft_st_max_op<T> >(m);
     // logsumexp shifts by 0 where the max is infinite (torch.logsumexp); softmax does not.
     ft_st_exp_shift<T> e;
     e.m = MODE == FT_ST_MODE_LOGSUMEXP && ft_st_isinf(m) ? T(0) : m;
-    T s = ft_st_row_fold<T, ft_st_sum_op<T> >(x, base, g, first, step, e);
+    T s = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, e);
     if (BLOCK) s = ft_st_block_fold<T, ft_st_sum_op<T> >(s);
     if (MODE == FT_ST_MODE_LOGSUMEXP) {
       if (leader) out[row] = ft_st_log(s) + e.m;
@@ -264,70 +257,70 @@ __device__ __forceinline__ void ft_st_row(const T* __restrict__ x, T* __restrict
 #if FT_STAGE_DOUBLE
 #pragma unroll 1  // as in ft_st_row_fold
 #endif
-      for (ft_st_idx j = first; j < g.len; j += step) {
-        const ft_st_idx at = base + ft_st_offset(j, g.nr, g.rext, g.rstr);
+      for (I j = first; j < g.len; j += step) {
+        const I at = base + ft_st_offset(j, g.nr, g.rext, g.rstr);
         out[at] = MODE == FT_ST_MODE_LOG_SOFTMAX ? (x[at] - m) - log_s : ft_st_exp(x[at] - m) / s;
       }
     }
   }
 }
 
-template <typename T, int MODE>
+template <typename T, typename I, int MODE>
 __device__ __forceinline__ void ft_st_rows_thread(const T* __restrict__ x, T* __restrict__ out,
                                                   const ft_st_rows_geom& g) {
-  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
-  for (ft_st_idx row = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
-    ft_st_row<T, MODE, false>(x, out, g, row, 0, 1);
+  const I step = (I)gridDim.x * blockDim.x;
+  for (I row = (I)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
+    ft_st_row<T, I, MODE, false>(x, out, g, row, 0, 1);
   }
 }
 
-template <typename T, int MODE>
+template <typename T, typename I, int MODE>
 __device__ __forceinline__ void ft_st_rows_block(const T* __restrict__ x, T* __restrict__ out,
                                                  const ft_st_rows_geom& g) {
   // The loop is uniform across the block (row depends on blockIdx only), as the folds'
   // __syncthreads need.
-  for (ft_st_idx row = blockIdx.x; row < g.rows; row += gridDim.x) {
-    ft_st_row<T, MODE, true>(x, out, g, row, threadIdx.x, blockDim.x);
+  for (I row = blockIdx.x; row < g.rows; row += gridDim.x) {
+    ft_st_row<T, I, MODE, true>(x, out, g, row, threadIdx.x, blockDim.x);
   }
 }
 
 // ---- pooling --------------------------------------------------------------------------------
 // One pooled dim's window for output o: [lo, hi) inside the input, `padded` its size clipped to
 // the padded input only (PyTorch's count_include_pad divisor); model_stages.cpp's window().
-struct ft_st_window {
-  ft_st_idx lo, hi, padded;
+template <typename I> struct ft_st_window {
+  I lo, hi, padded;
 };
-__device__ __forceinline__ ft_st_window ft_st_pool_window(ft_st_idx o, ft_st_idx size, ft_st_idx k, ft_st_idx s,
-                                                          ft_st_idx p) {
-  const ft_st_idx start = o * s - p;
-  const ft_st_idx end = start + k < size + p ? start + k : size + p;
-  ft_st_window w;
+template <typename I>
+__device__ __forceinline__ ft_st_window<I> ft_st_pool_window(I o, I size, I k, I s, I p) {
+  const I start = o * s - p;
+  const I end = start + k < size + p ? start + k : size + p;
+  ft_st_window<I> w;
   w.lo = start > 0 ? start : 0;
   w.hi = end < size ? end : size;
   w.padded = end - start;
   return w;
 }
 
-template <typename T, bool IS_MAX>
+template <typename T, typename I, bool IS_MAX>
 __device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restrict__ out, const ft_st_pool_geom& g) {
-  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
-  for (ft_st_idx o = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; o < g.total; o += step) {
-    const ft_st_idx out0 = (ft_st_idx)g.out[0], out1 = (ft_st_idx)g.out[1], out2 = (ft_st_idx)g.out[2];
-    const ft_st_idx in0 = (ft_st_idx)g.in[0], in1 = (ft_st_idx)g.in[1], in2 = (ft_st_idx)g.in[2];
-    const ft_st_idx ow = o % out2;
-    ft_st_idx t = o / out2;
-    const ft_st_idx oh = t % out1;
+  const I step = (I)gridDim.x * blockDim.x;
+  for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < g.total; o += step) {
+    const I out0 = (I)g.out[0], out1 = (I)g.out[1], out2 = (I)g.out[2];
+    const I in0 = (I)g.in[0], in1 = (I)g.in[1], in2 = (I)g.in[2];
+    const I ow = o % out2;
+    I t = o / out2;
+    const I oh = t % out1;
     t /= out1;
-    const ft_st_idx od = t % out0;
-    const ft_st_idx b = t / out0;
-    const ft_st_window wd = ft_st_pool_window(od, in0, (ft_st_idx)g.k[0], (ft_st_idx)g.s[0], (ft_st_idx)g.p[0]);
-    const ft_st_window wh = ft_st_pool_window(oh, in1, (ft_st_idx)g.k[1], (ft_st_idx)g.s[1], (ft_st_idx)g.p[1]);
-    const ft_st_window ww = ft_st_pool_window(ow, in2, (ft_st_idx)g.k[2], (ft_st_idx)g.s[2], (ft_st_idx)g.p[2]);
+    const I od = t % out0;
+    const I b = t / out0;
+    const ft_st_window<I> wd = ft_st_pool_window(od, in0, (I)g.k[0], (I)g.s[0], (I)g.p[0]);
+    const ft_st_window<I> wh = ft_st_pool_window(oh, in1, (I)g.k[1], (I)g.s[1], (I)g.p[1]);
+    const ft_st_window<I> ww = ft_st_pool_window(ow, in2, (I)g.k[2], (I)g.s[2], (I)g.p[2]);
     const T* xb = x + b * in0 * in1 * in2;
     T acc = IS_MAX ? -ft_st_inf() : T(0);
-    for (ft_st_idx d = wd.lo; d < wd.hi; ++d) {
-      for (ft_st_idx h = wh.lo; h < wh.hi; ++h) {
-        for (ft_st_idx w = ww.lo; w < ww.hi; ++w) {
+    for (I d = wd.lo; d < wd.hi; ++d) {
+      for (I h = wh.lo; h < wh.hi; ++h) {
+        for (I w = ww.lo; w < ww.hi; ++w) {
           const T v = xb[(d * in1 + h) * in2 + w];
           acc = IS_MAX ? ft_st_max(acc, v) : acc + v;
         }
@@ -336,7 +329,7 @@ __device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restric
     if (IS_MAX) {
       out[o] = acc;
     } else {
-      const ft_st_idx divisor = g.count_include_pad ? wd.padded * wh.padded * ww.padded
+      const I divisor = g.count_include_pad ? wd.padded * wh.padded * ww.padded
                                                     : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
       out[o] = acc / (T)divisor;
     }
@@ -346,14 +339,14 @@ __device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restric
 // ---- norm apply -----------------------------------------------------------------------------
 // out[i] = (x[i] - mean) * rstd, then * w, then + b (model_stages.cpp's order); x, out dense of
 // the same shape (g.sx), w and b (nullptr when absent) read through broadcast strides (sa0, sa1).
-template <typename T>
+template <typename T, typename I>
 __device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const T* __restrict__ stats,
                                                  const T* __restrict__ w, const T* __restrict__ b,
                                                  T* __restrict__ out, const ft_st_ew_geom& g,
                                                  const ft_st_group_geom& gg) {
-  const ft_st_idx step = (ft_st_idx)gridDim.x * blockDim.x;
-  for (ft_st_idx i = (ft_st_idx)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
-    const ft_st_idx grp = (i / (ft_st_idx)gg.div) % (ft_st_idx)gg.mod;
+  const I step = (I)gridDim.x * blockDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
+    const I grp = (i / (I)gg.div) % (I)gg.mod;
     T v = (x[i] - stats[2 * grp]) * stats[2 * grp + 1];
     if (w != nullptr) v *= w[ft_st_offset(i, g.rank, g.ext, g.sa0)];
     if (b != nullptr) v += b[ft_st_offset(i, g.rank, g.ext, g.sa1)];
@@ -362,46 +355,47 @@ __device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const 
 }
 
 // ---- instantiation --------------------------------------------------------------------------
-// Launch: block FT_ST_BLOCK (FT_ST_ROW_BLOCK for ROWS_BLOCK), grid from the renderer (any
-// size: every kernel loops grid-stride).
-#define FT_DEFINE_STAGE_ELEMENTWISE(NAME, OP)                                                      \
+// IDX: the index type, int or long long (see ft_st_offset). Launch: block FT_ST_BLOCK
+// (FT_ST_ROW_BLOCK for ROWS_BLOCK), grid from the renderer (any size: every kernel loops
+// grid-stride). Several instantiations may share one source (one module per program).
+#define FT_DEFINE_STAGE_ELEMENTWISE(NAME, OP, IDX)                                                 \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ a0, const ft_st_t* __restrict__ a1, \
            ft_st_t* __restrict__ out, const ft_st_ew_geom g) {                                    \
-    ft_st_elementwise<ft_st_t, OP>(x, a0, a1, out, g);                                            \
+    ft_st_elementwise<ft_st_t, IDX, OP>(x, a0, a1, out, g);                                       \
   }
-#define FT_DEFINE_STAGE_ROWS_THREAD(NAME, MODE)                                                    \
+#define FT_DEFINE_STAGE_ROWS_THREAD(NAME, MODE, IDX)                                               \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
-    ft_st_rows_thread<ft_st_t, MODE>(x, out, g);                                                  \
+    ft_st_rows_thread<ft_st_t, IDX, MODE>(x, out, g);                                             \
   }
-#define FT_DEFINE_STAGE_ROWS_BLOCK(NAME, MODE)                                                     \
+#define FT_DEFINE_STAGE_ROWS_BLOCK(NAME, MODE, IDX)                                                \
   extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
-    ft_st_rows_block<ft_st_t, MODE>(x, out, g);                                                   \
+    ft_st_rows_block<ft_st_t, IDX, MODE>(x, out, g);                                              \
   }
-#define FT_DEFINE_STAGE_POOL(NAME, IS_MAX)                                                         \
+#define FT_DEFINE_STAGE_POOL(NAME, IS_MAX, IDX)                                                    \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_pool_geom g) {   \
-    ft_st_pool<ft_st_t, IS_MAX>(x, out, g);                                                       \
+    ft_st_pool<ft_st_t, IDX, IS_MAX>(x, out, g);                                                  \
   }
-#define FT_DEFINE_STAGE_NORM_APPLY(NAME)                                                           \
+#define FT_DEFINE_STAGE_NORM_APPLY(NAME, IDX)                                                      \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ stats, const ft_st_t* __restrict__ w, \
            const ft_st_t* __restrict__ b, ft_st_t* __restrict__ out, const ft_st_ew_geom g,       \
            const ft_st_group_geom gg) {                                                           \
-    ft_st_norm_apply<ft_st_t>(x, stats, w, b, out, g, gg);                                        \
+    ft_st_norm_apply<ft_st_t, IDX>(x, stats, w, b, out, g, gg);                                   \
   }
 
 #ifndef FT_GENERATED
 struct ft_st_sample_op {
   __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const { return ft_max(v + chan[0], 0.0f); }
 };
-FT_DEFINE_STAGE_ELEMENTWISE(ft_st_sample_elementwise, ft_st_sample_op)
-FT_DEFINE_STAGE_ROWS_THREAD(ft_st_sample_rows_thread, FT_ST_MODE_SOFTMAX)
-FT_DEFINE_STAGE_ROWS_BLOCK(ft_st_sample_rows_block, FT_ST_MODE_NORM_STATS)
-FT_DEFINE_STAGE_POOL(ft_st_sample_pool, false)
-FT_DEFINE_STAGE_NORM_APPLY(ft_st_sample_norm_apply)
+FT_DEFINE_STAGE_ELEMENTWISE(ft_st_sample_elementwise, ft_st_sample_op, int)
+FT_DEFINE_STAGE_ROWS_THREAD(ft_st_sample_rows_thread, FT_ST_MODE_SOFTMAX, int)
+FT_DEFINE_STAGE_ROWS_BLOCK(ft_st_sample_rows_block, FT_ST_MODE_NORM_STATS, long long)
+FT_DEFINE_STAGE_POOL(ft_st_sample_pool, false, int)
+FT_DEFINE_STAGE_NORM_APPLY(ft_st_sample_norm_apply, long long)
 #endif
 
 #endif  // FT_STAGE_KERNELS_CU

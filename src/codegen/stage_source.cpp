@@ -188,9 +188,9 @@ std::string hex16(uint64_t v) {
 
 // A complete source: the element type's math, stage_kernels.cu, the size checks of the
 // geometry structs, then `code` (a functor, the instantiation line).
-std::string kernel_source(StagePrecision precision, bool index64, const std::string& name, const std::string& code) {
-  SourceBuilder b("", name, "unfused");
-  b.param("ST_INDEX_64", index64 ? 1 : 0);
+// `codes`: each kernel's code (its functor, its instantiation line), in order.
+std::string module_source(StagePrecision precision, const std::string& title, const std::vector<const StageKernel*>& kernels) {
+  SourceBuilder b("", title, "unfused");
   switch (precision) {
     case StagePrecision::fp32:
       b.defines("element type", "#define FT_STAGE_DOUBLE 0\n");
@@ -211,8 +211,10 @@ std::string kernel_source(StagePrecision precision, bool index64, const std::str
              ", \"ft_st_pool_geom\");\n"
              "static_assert(sizeof(ft_st_group_geom) == " + std::to_string(sizeof(StageGroupGeom)) +
              ", \"ft_st_group_geom\");\n");
-  b.code("kernel", code);
-  b.kernel(name);
+  for (const StageKernel* k : kernels) {
+    b.code(k->name, k->code);
+    b.kernel(k->name);
+  }
   return b.str();
 }
 
@@ -260,30 +262,30 @@ std::string op_expression(const spec::Op& op, StagePrecision precision) {
   return {};
 }
 
-const char* mode_macro(const spec::Stage& st) {
+// The rows kernel's mode: the FT_ST_MODE_* macro and the kernel name's part.
+struct RowsMode {
+  const char* macro;
+  const char* name;
+};
+RowsMode rows_mode(const spec::Stage& st) {
   switch (st.kind) {
     case StageKind::reduce:
       switch (st.reduce) {
-        case spec::ReduceKind::min: return "FT_ST_MODE_MIN";
-        case spec::ReduceKind::max: return "FT_ST_MODE_MAX";
-        case spec::ReduceKind::sum: return "FT_ST_MODE_SUM";
-        case spec::ReduceKind::mean: return "FT_ST_MODE_MEAN";
+        case spec::ReduceKind::min: return {"FT_ST_MODE_MIN", "min"};
+        case spec::ReduceKind::max: return {"FT_ST_MODE_MAX", "max"};
+        case spec::ReduceKind::sum: return {"FT_ST_MODE_SUM", "sum"};
+        case spec::ReduceKind::mean: return {"FT_ST_MODE_MEAN", "mean"};
       }
       break;
-    case StageKind::logsumexp: return "FT_ST_MODE_LOGSUMEXP";
-    case StageKind::softmax: return "FT_ST_MODE_SOFTMAX";
-    case StageKind::log_softmax: return "FT_ST_MODE_LOG_SOFTMAX";
-    case StageKind::norm: return "FT_ST_MODE_NORM_STATS";
+    case StageKind::logsumexp: return {"FT_ST_MODE_LOGSUMEXP", "logsumexp"};
+    case StageKind::softmax: return {"FT_ST_MODE_SOFTMAX", "softmax"};
+    case StageKind::log_softmax: return {"FT_ST_MODE_LOG_SOFTMAX", "log_softmax"};
+    case StageKind::norm: return {"FT_ST_MODE_NORM_STATS", "norm_stats"};
     case StageKind::op:
     case StageKind::pool:
     case StageKind::name: break;
   }
   throw InputError("stage kernels: no rows mode for this stage");
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
 }
 
 StageArg value_arg(int id, bool written = false, int named = -1) {
@@ -347,18 +349,24 @@ class Renderer {
     return int(prog_.value_shapes.size()) - 1;
   }
 
-  // Names end in the index width and the precision: "..._f32", "..._i64_f64".
-  std::string kernel_name(const std::string& base, int64_t largest_buffer) const {
-    return base + (largest_buffer >= kIndex64From ? "_i64_" : "_") + precision_suffix(precision_);
+  // A kernel's name and index type: names end in the index width and the precision ("..._f32",
+  // "..._i64_f64"), so a name says everything its source depends on.
+  struct KernelId {
+    std::string name;
+    std::string index;  // the IDX argument of the FT_DEFINE_STAGE_* macros
+  };
+  KernelId kernel_id(const std::string& base, int64_t largest_buffer) const {
+    const bool i64 = largest_buffer >= kIndex64From;
+    return {base + (i64 ? "_i64_" : "_") + precision_suffix(precision_), i64 ? "long long" : "int"};
   }
-  static bool index64(const std::string& name) { return name.find("_i64_") != std::string::npos; }
 
   void add(int stage, const std::string& name, const std::string& code, LaunchConfig launch,
            std::vector<StageArg> args, double moved) {
     StageKernel k;
     k.stage = stage;
     k.name = name;
-    k.source = kernel_source(precision_, index64(name), name, code);
+    k.code = code;
+    k.source = module_source(precision_, name, {&k});
     k.launch = launch;
     k.args = std::move(args);
     k.bytes = moved;
@@ -407,13 +415,14 @@ class Renderer {
         const std::string comment = op_comment(st.op);
         int64_t largest = std::max(spec::elems(in), spec::elems(out));
         for (size_t j = 0; j < 2; ++j) largest = std::max(largest, present[j] ? spec::elems(shapes[j]) : 0);
-        const std::string name = kernel_name("ft_st_op_" + hex16(fnv1a64(comment + "\n" + expr)), largest);
+        const KernelId id = kernel_id("ft_st_op_" + hex16(fnv1a64(comment + "\n" + expr)), largest);
+        const std::string& name = id.name;
         const std::string functor = name + "_fn";
         const std::string code = "// " + comment + "\nstruct " + functor +
                                  " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
                                  "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n"
                                  "    return " + expr + ";\n  }\n};\nFT_DEFINE_STAGE_ELEMENTWISE(" + name + ", " +
-                                 functor + ")\n";
+                                 functor + ", " + id.index + ")\n";
         const int dst = new_value(out);
         args.push_back(value_arg(dst, true));
         args.push_back(geom_arg(ew_geom(out, in, present[0] ? &shapes[0] : nullptr, present[1] ? &shapes[1] : nullptr)));
@@ -444,9 +453,10 @@ class Renderer {
         }
         g.total = spec::elems(out);
         g.count_include_pad = st.count_include_pad ? 1 : 0;
-        const std::string name = kernel_name(std::string("ft_st_pool_") + (is_max ? "max" : "avg"), spec::elems(in));
+        const KernelId id = kernel_id(std::string("ft_st_pool_") + (is_max ? "max" : "avg"), spec::elems(in));
+        const std::string& name = id.name;
         const int dst = new_value(out);
-        add(i, name, "FT_DEFINE_STAGE_POOL(" + name + ", " + (is_max ? "true" : "false") + ")\n",
+        add(i, name, "FT_DEFINE_STAGE_POOL(" + name + ", " + (is_max ? "true" : "false") + ", " + id.index + ")\n",
             launch(grid_for(g.total, kBlock), uint32_t(kBlock)), {value_arg(current_), value_arg(dst, true), geom_arg(g)},
             bytes(in) + bytes(out));
         current_ = dst;
@@ -480,8 +490,9 @@ class Renderer {
         args.push_back(geom_arg(norm_groups(in, st)));
         int64_t largest = spec::elems(in);
         for (const Shape* p : {ws, bs}) largest = std::max(largest, p ? spec::elems(*p) : 0);
-        const std::string name = kernel_name("ft_st_norm_apply", largest);
-        add(i, name, "FT_DEFINE_STAGE_NORM_APPLY(" + name + ")\n", launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
+        const KernelId id = kernel_id("ft_st_norm_apply", largest);
+        const std::string& name = id.name;
+        add(i, name, "FT_DEFINE_STAGE_NORM_APPLY(" + name + ", " + id.index + ")\n", launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
             std::move(args), moved);
         current_ = dst;
         return;
@@ -492,11 +503,12 @@ class Renderer {
   // A rows kernel reading the current value: thread per row or block per row by the row length.
   void rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved) {
     const bool block = g.len >= kBlockRowLen;
-    const std::string mode = mode_macro(st);
-    const std::string name = kernel_name(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + lower(mode.substr(11)),
-                                         std::max(g.rows * g.len, 2 * g.rows));
+    const RowsMode mode = rows_mode(st);
+    const KernelId id = kernel_id(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + mode.name,
+                                  std::max(g.rows * g.len, 2 * g.rows));
+    const std::string& name = id.name;
     const std::string code = std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK(" : "FT_DEFINE_STAGE_ROWS_THREAD(") + name +
-                             ", " + mode + ")\n";
+                             ", " + mode.macro + ", " + id.index + ")\n";
     const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
                                  : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
     add(i, name, code, l, {value_arg(current_), dst, geom_arg(g)}, moved);
@@ -540,6 +552,15 @@ GeneralEpilogue general_epilogue(const spec::Problem& problem) {
 
 StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision) {
   return Renderer(problem, precision).run();
+}
+
+std::string render_stage_module(const StageProgram& program) {
+  std::vector<const StageKernel*> distinct;
+  for (const StageKernel& k : program.kernels) {
+    const bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const StageKernel* d) { return d->name == k.name; });
+    if (!seen) distinct.push_back(&k);
+  }
+  return module_source(program.precision, "stage kernels", distinct);
 }
 
 }  // namespace fusetune::codegen

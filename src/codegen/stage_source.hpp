@@ -76,8 +76,11 @@ struct StageArg {
 
 struct StageKernel {
   int stage = -1;      // the (general-form) stage it runs
-  std::string name;    // extern "C"; names are content-derived: one name, one source
+  // extern "C": base, "_i64" when it indexes in 64 bits (a buffer of 2^30 elements or more),
+  // precision. Content-derived: one name, one source, so a module holds each name once.
+  std::string name;
   std::string source;  // complete: NVRTC (or nvcc -c) compiles it alone
+  std::string code;    // its part of `source` after the shared templates (functor, instantiation)
   LaunchConfig launch;
   std::vector<StageArg> args;
   double bytes = 0;    // compulsory traffic: each buffer read or written once
@@ -98,6 +101,10 @@ struct StageProgram {
 // Throws spec::ShapeFault / InputError for a problem the shape rules reject or an op without its
 // operands; a tensor of rank above kStageMaxRank is an InputError.
 [[nodiscard]] StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision);
+
+// One source defining every distinct kernel of the program (each name once): what a Variant
+// carries as its single source.
+[[nodiscard]] std::string render_stage_module(const StageProgram& program);
 
 // The general-form stages and parameter shapes of any problem (chain form converted as above).
 struct GeneralEpilogue {
