@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -553,6 +554,17 @@ TEST(StageSource, EveryKernelCompilesWithoutSpills) {
   }
   std::printf("[ stages   ] %zu distinct kernel sources compiled by NVRTC in %.1f s on 2 threads, max %d registers\n",
               names.size(), seconds, max_regs);
+}
+
+// The template alone, on its sample instantiations (tests/codegen_nvcc_test.cpp covers only the
+// top folder of kernel_templates/).
+TEST(StageSource, TheTemplateCompilesAloneWithNvcc) {
+  if (std::system("nvcc --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "nvcc is not on PATH";
+  const std::string obj = ::testing::TempDir() + "stage_kernels_sample.o";
+  const std::string cmd = "nvcc -arch=sm_90 -c \"" + std::string(FUSETUNE_SOURCE_DIR) +
+                          "/kernel_templates/stages/stage_kernels.cu\" -o \"" + obj + "\" 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::remove(obj.c_str());
 }
 
 // A whole program as one module (what a Variant carries), 32- and 64-bit kernels side by side,
