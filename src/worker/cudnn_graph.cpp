@@ -1,9 +1,9 @@
 #include "worker/cudnn_graph.hpp"
 
-// cudnn-frontend carries its own copy of nlohmann/json; ours comes from the system. Keep the
-// frontend's out so one definition of nlohmann exists in the program.
-#define CUDNN_FRONTEND_SKIP_JSON_LIB
-#include <cudnn_frontend.h>
+// worker/graph_plans.hpp includes cudnn_frontend.h, without the frontend's own copy of
+// nlohmann/json (ours comes from the system: one definition of nlohmann in the program).
+#include "worker/graph_plans.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,9 +26,7 @@ constexpr int64_t kUidW = 2;
 constexpr int64_t kUidOut = 3;
 constexpr int64_t kUidChan = 100;
 
-void check(fe::error_t e, const std::string& what) {
-  if (e.is_bad()) throw GraphRefused(fmt::format("cuDNN refused {}: {}", what, e.get_message()));
-}
+using detail::check_graph;
 
 std::vector<int64_t> nhwc_strides(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
@@ -180,48 +178,21 @@ class Builder {
   std::map<int64_t, int64_t> views_;  // uid -> float offset into chan
 };
 
-EngineKey key_of(int64_t engine, const std::unordered_map<fe::KnobType_t, int64_t>& knobs) {
-  EngineKey key;
-  key.engine = engine;
-  for (const auto& [type, value] : knobs) key.knobs.emplace_back(int64_t(type), value);
-  std::sort(key.knobs.begin(), key.knobs.end());
-  return key;
-}
-
 }  // namespace
 
 struct CudnnGraph::Impl {
-  // One frontend graph per set of plans: the heuristics' list, and one per configuration built
-  // from a stored key. A plan is (graph, index in its list).
-  struct Plan {
-    std::shared_ptr<fe::graph::Graph> graph;
-    int64_t index = 0;
-    int64_t workspace = 0;
-    std::string name;
-  };
-
   cudnnHandle_t handle;
   GraphDesc desc;
   std::map<int64_t, int64_t> views;
-  std::map<EngineKey, Plan> plans;
-  std::map<std::string, Plan> named;  // every plan built here, by cuDNN's name for it
+  // Listing, keying, building and running the plans (the part every graph kind shares).
+  std::unique_ptr<detail::GraphPlans> plans;
 
-  // The heuristics' (A, B) and the fallback list's configurations of a fresh graph, not built.
-  std::shared_ptr<fe::graph::Graph> listed() {
-    auto g = make_graph();
-    check(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
-          "every engine configuration (heuristics A, B and fallback)");
-    return g;
-  }
-
-  void run(const Plan& plan, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
-    if (int64_t(workspace_bytes) < plan.workspace)
-      throw Error(ExitCode::failure, fmt::format("cuDNN plan {} needs {} bytes of workspace, got {}", plan.name,
-                                                 plan.workspace, workspace_bytes));
+  // The variant pack of one run: x, w, out and the per-channel views into `chan`.
+  std::unordered_map<int64_t, void*> pack(const GraphBuffers& b) const {
     const auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
-    std::unordered_map<int64_t, void*> pack{{kUidX, ptr(b.x)}, {kUidW, ptr(b.w)}, {kUidOut, ptr(b.out)}};
-    for (const auto& [uid, offset] : views) pack[uid] = ptr(b.chan + CUdeviceptr(4 * offset));
-    check(plan.graph->execute_plan_at_index(handle, pack, ptr(workspace), plan.index), "to run plan " + plan.name);
+    std::unordered_map<int64_t, void*> out{{kUidX, ptr(b.x)}, {kUidW, ptr(b.w)}, {kUidOut, ptr(b.out)}};
+    for (const auto& [uid, offset] : views) out[uid] = ptr(b.chan + CUdeviceptr(4 * offset));
+    return out;
   }
 
   // A fresh graph with the operation graph built. Throws GraphRefused.
@@ -241,8 +212,8 @@ struct CudnnGraph::Impl {
                            : std::vector<int64_t>{c.k * c.p() * c.q(), c.p() * c.q(), c.q(), 1});
     }
     views = b.views();
-    check(g->validate(), "the graph");
-    check(g->build_operation_graph(handle), "the operation graph");
+    check_graph(g->validate(), "the graph");
+    check_graph(g->build_operation_graph(handle), "the operation graph");
     // Strict fp32: no engine that rounds fp32 inputs to TF32 for the tensor cores.
     if (desc.math == MathMode::fp32) g->deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
     return g;
@@ -253,107 +224,30 @@ CudnnGraph::CudnnGraph(cudnnHandle_t handle, const GraphDesc& desc) : impl_(std:
   impl_->handle = handle;
   impl_->desc = desc;
   impl_->make_graph();  // refuses early what cuDNN cannot represent
+  impl_->plans = std::make_unique<detail::GraphPlans>([impl = impl_.get()] { return impl->make_graph(); });
 }
 
 CudnnGraph::~CudnnGraph() = default;
 
-std::vector<GraphEngine> CudnnGraph::engines(size_t most, bool build) {
-  auto g = impl_->listed();
-  const int64_t count = g->get_execution_plan_count();
-  // Runtime-compiled plans take 0.2-1.8 s each to build, one after another below: the pinned
-  // cudnn-frontend (1.32) answers build_plans(ALL, multithreaded) with "not yet supported" and
-  // builds nothing, so a caller that will run only a few asks for `most` or build = false.
-  std::vector<GraphEngine> out;
-  for (int64_t i = 0; i < count && (most == 0 || out.size() < most); ++i) {
-    GraphEngine e;
-    int64_t engine = -1;
-    std::unordered_map<fe::KnobType_t, int64_t> knobs;
-    if (g->get_engine_and_knobs_at_index(i, engine, knobs).is_bad()) continue;
-    e.key = key_of(engine, knobs);
-    (void)g->get_plan_name_at_index(i, e.name);
-    if (e.name.empty()) e.name = codegen::engine_label(e.key);
-    // A knob this frontend cannot name comes back as NOT_SET: such a key cannot build the
-    // same configuration again (seen on the H200: "convert_to_backend_knob_type ... failed"),
-    // and two such configurations may share a key; cuDNN's name tells them apart. PyTorch's
-    // NCHW conv of a 16-channel problem ran one of these (H200, 2026-12-01, call 17).
-    e.by_name_only = knobs.count(fe::KnobType_t::NOT_SET) != 0;
-    if (std::any_of(out.begin(), out.end(), [&](const GraphEngine& o) {
-          return e.by_name_only || o.by_name_only ? o.name == e.name : o.key == e.key;
-        }))
-      continue;
-    if (!build) {
-      e.built = true;  // offered; prepare() builds it when it is first run
-      out.push_back(std::move(e));
-      continue;
-    }
-    fe::error_t built = g->build_plan_at_index(i);
-    e.built = built.is_good();
-    if (!e.built) {
-      e.reason = built.get_message();
-    } else if (g->get_workspace_size_plan_at_index(i, e.workspace).is_bad()) {
-      e.built = false;
-      e.reason = "cuDNN did not report the plan's workspace";
-    }
-    if (e.built) {
-      const Impl::Plan plan{g, i, e.workspace, e.name};
-      if (!e.by_name_only) impl_->plans[e.key] = plan;
-      impl_->named[e.name] = plan;
-    }
-    out.push_back(std::move(e));
-  }
-  if (out.empty()) throw GraphRefused("cuDNN offers no engine configuration for this graph");
-  return out;
-}
+std::vector<GraphEngine> CudnnGraph::engines(size_t most, bool build) { return impl_->plans->engines(most, build); }
 
-int64_t CudnnGraph::prepare(const EngineKey& key) {
-  if (auto it = impl_->plans.find(key); it != impl_->plans.end()) return it->second.workspace;
-  auto g = impl_->make_graph();
-  std::unordered_map<fe::KnobType_t, int64_t> knobs;
-  for (const auto& [type, value] : key.knobs) knobs[fe::KnobType_t(type)] = value;
-  const std::string what = "engine configuration " + codegen::engine_label(key);
-  check(g->create_execution_plan(key.engine, knobs), what);
-  check(g->check_support(), what);
-  check(g->build_plan_at_index(0), what);
-  Impl::Plan plan{g, 0, 0, ""};
-  check(g->get_workspace_size_plan_at_index(0, plan.workspace), what);
-  (void)g->get_plan_name_at_index(0, plan.name);
-  impl_->plans[key] = plan;
-  return plan.workspace;
-}
+int64_t CudnnGraph::prepare(const EngineKey& key) { return impl_->plans->prepare(key); }
 
 void CudnnGraph::execute(const EngineKey& key, const GraphBuffers& b, CUdeviceptr workspace, size_t workspace_bytes) {
-  (void)prepare(key);
-  impl_->run(impl_->plans.at(key), b, workspace, workspace_bytes);
+  auto pack = impl_->pack(b);
+  impl_->plans->run(key, impl_->handle, pack, workspace, workspace_bytes);
 }
 
-int64_t CudnnGraph::prepare_named(const std::string& name) {
-  if (auto it = impl_->named.find(name); it != impl_->named.end()) return it->second.workspace;
-  auto g = impl_->listed();
-  const int64_t count = g->get_execution_plan_count();
-  for (int64_t i = 0; i < count; ++i) {
-    std::string n;
-    if (g->get_plan_name_at_index(i, n).is_bad() || n != name) continue;
-    const std::string what = "engine configuration " + name;
-    check(g->build_plan_at_index(i), what);
-    Impl::Plan plan{g, i, 0, name};
-    check(g->get_workspace_size_plan_at_index(i, plan.workspace), what);
-    impl_->named[name] = plan;
-    return plan.workspace;
-  }
-  throw GraphRefused(fmt::format("cuDNN no longer offers the engine configuration {} for this graph", name));
-}
+int64_t CudnnGraph::prepare_named(const std::string& name) { return impl_->plans->prepare_named(name); }
 
 void CudnnGraph::execute_named(const std::string& name, const GraphBuffers& b, CUdeviceptr workspace,
                                size_t workspace_bytes) {
-  (void)prepare_named(name);
-  impl_->run(impl_->named.at(name), b, workspace, workspace_bytes);
+  auto pack = impl_->pack(b);
+  impl_->plans->run_named(name, impl_->handle, pack, workspace, workspace_bytes);
 }
 
-bool CudnnGraph::built(const EngineKey& key) const { return impl_->plans.count(key) != 0; }
+bool CudnnGraph::built(const EngineKey& key) const { return impl_->plans->built(key); }
 
-std::string CudnnGraph::name(const EngineKey& key) const {
-  if (auto it = impl_->plans.find(key); it != impl_->plans.end() && !it->second.name.empty()) return it->second.name;
-  return codegen::engine_label(key);
-}
+std::string CudnnGraph::name(const EngineKey& key) const { return impl_->plans->name(key); }
 
 }  // namespace fusetune::worker

@@ -32,7 +32,9 @@ std::shared_ptr<fe::graph::Graph> GraphPlans::listed() {
 std::vector<GraphEngine> GraphPlans::engines(size_t most, bool build) {
   auto g = listed();
   const int64_t count = g->get_execution_plan_count();
-  // One after another: frontend 1.32 refuses build_plans(ALL, multithreaded) (cudnn_graph.cpp).
+  // Runtime-compiled plans take 0.2-1.8 s each to build, one after another below: the pinned
+  // cudnn-frontend (1.32) answers build_plans(ALL, multithreaded) with "not yet supported" and
+  // builds nothing, so a caller that will run only a few asks for `most` or build = false.
   std::vector<GraphEngine> out;
   for (int64_t i = 0; i < count && (most == 0 || out.size() < most); ++i) {
     GraphEngine e;
@@ -42,8 +44,10 @@ std::vector<GraphEngine> GraphPlans::engines(size_t most, bool build) {
     e.key = key_of(engine, knobs);
     (void)g->get_plan_name_at_index(i, e.name);
     if (e.name.empty()) e.name = codegen::engine_label(e.key);
-    // A knob the frontend cannot name (NOT_SET) makes the key unable to build it again, and two
-    // such configurations may share a key: cuDNN's name tells them apart.
+    // A knob this frontend cannot name comes back as NOT_SET: such a key cannot build the
+    // same configuration again (seen on the H200: "convert_to_backend_knob_type ... failed"),
+    // and two such configurations may share a key; cuDNN's name tells them apart. PyTorch's
+    // NCHW conv of a 16-channel problem ran one of these (H200, 2026-12-01, call 17).
     e.by_name_only = knobs.count(fe::KnobType_t::NOT_SET) != 0;
     if (std::any_of(out.begin(), out.end(), [&](const GraphEngine& o) {
           return e.by_name_only || o.by_name_only ? o.name == e.name : o.key == e.key;

@@ -5,8 +5,8 @@
 // (worker/conv_nd_graph.cpp) gives it a function that makes a fresh graph with its operation
 // graph built.
 //
-// Written after worker/cudnn_graph.cpp's Impl and with the same behaviour (its comments say
-// why each step is as it is); that file keeps its own copy for now and can be switched to this.
+// Every graph kind shares it: the conv2d graphs (worker/cudnn_graph.cpp) and the N-d convs
+// (worker/conv_nd_graph.cpp).
 //
 // Includes cudnn_frontend.h (slow to compile): include it from .cpp files only, never from a
 // header another layer reads.
