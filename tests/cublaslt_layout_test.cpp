@@ -22,17 +22,12 @@
 #include "gpu/cublaslt_descs.hpp"
 #include "gpu/cublaslt_layout.hpp"
 #include "reference/model_main.hpp"
+#include "random_floats.hpp"
 
 namespace fusetune::gpu {
 namespace {
 
-std::vector<float> random_floats(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
+using testing::random_floats;
 
 // Element (i, j) of op(X) for a column-major LtMatrix X of batch entry `bt`.
 double op_at(const LtMatrix& x, const float* base, int64_t bt, int64_t i, int64_t j) {

@@ -25,6 +25,7 @@
 #include "gpu/stream.hpp"
 #include "reference/bounds.hpp"
 #include "reference/model_main.hpp"
+#include "random_floats.hpp"
 
 namespace fusetune::gpu {
 namespace {
@@ -34,13 +35,7 @@ constexpr size_t kGuardFloats = 64;          // after the output: a write past t
 constexpr size_t kMaxWorkspace = size_t(32) << 20;
 constexpr int kMaxAlgos = 16;                // the brief asks for at least the first 8
 
-std::vector<float> random_floats(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
+using testing::random_floats;
 
 struct Case {
   std::string name;

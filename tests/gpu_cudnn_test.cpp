@@ -26,6 +26,7 @@
 #include "spec/parser.hpp"
 #include "spec_builders.hpp"
 #include "worker/plan_prebuild.hpp"
+#include "random_floats.hpp"
 
 namespace fusetune::gpu {
 namespace {
@@ -47,13 +48,7 @@ spec::Conv make_conv(int64_t stride, int64_t pad, int64_t dil, int64_t h = 9, in
 
 // ---- host data and the float64 reference, all in logical NCHW / KCRS order ------------------
 
-std::vector<float> random_floats(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
+using testing::random_floats;
 
 std::vector<double> reference_conv(const spec::Conv& cv, const std::vector<float>& x, const std::vector<float>& w,
                                    const std::vector<float>* bias) {

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .graph import Graph, Node, Ref
+from .graph import _refs as graph_refs
+from .match import _arg, _reads_metadata  # one reading of a node's arguments for both mappers
 
 MAIN_MODULES = {"conv2d", "conv3d", "conv_transpose2d", "conv_transpose3d", "linear"}
 MAIN_FUNCTIONS = {"matmul", "bmm", "mm", "linear_functional"}
@@ -118,29 +120,9 @@ def _number(v, node, what):
     return v
 
 
-def _arg(node: Node, index, name, default):
-    if len(node.args) > index:
-        return node.args[index]
-    if name in node.kwargs:
-        return node.kwargs[name]
-    return node.attrs.get(name, default)
-
-
-def _reads_metadata(u: Node):
-    if u.op == "getattr":
-        return len(u.args) >= 2 and u.args[1] in METADATA_ATTRS
-    return u.op in METADATA_METHODS
-
-
 def _refs(a):
-    if isinstance(a, Ref):
-        yield a.name
-    elif isinstance(a, (tuple, list)):
-        for x in a:
-            yield from _refs(x)
-    elif isinstance(a, dict):
-        for x in a.values():
-            yield from _refs(x)
+    """The names of the values an argument refers to (graph.py walks tuples, lists and dicts)."""
+    return (r.name for r in graph_refs(a))
 
 
 def _dims(v, rank, node):
