@@ -70,6 +70,10 @@ const std::vector<std::string>& example_specs() {
       "silu | mish | hardswish | hardsigmoid | abs | neg | square | sqrt | log | exp | relu | div(3) | rdiv(param[k]) | "
       "max(param[1]) | min(-0.25)",
       "linear(m=8,k=4,n=4096) | max_pool1d(3,stride=2,pad=1) | avg_pool1d(kernel=2,count_include_pad=false)",
+      // Few long rows: split reductions and statistics (small enough for the host emulation).
+      "linear(m=32768,k=2,n=4) | batch_norm | reduce_mean(0) | relu",
+      "linear(m=40000,k=2,n=3) | as a | reduce_max(0) | sub(a) | reduce_min(all) | neg",
+      "matmul(batch=2,m=200,k=2,n=120) | layer_norm(2) | group_norm(1) | reduce_sum(all,keepdim=false)",
       // 2^30 elements: 64-bit indices.
       "matmul(batch=4,m=16384,k=64,n=16384) | add(param[k]) | softmax(-1) | batch_norm | max_pool1d(2) | "
       "reduce_sum(all)",
@@ -94,6 +98,7 @@ std::vector<std::string> all_specs() {
 }
 
 int params_of(const StageKernel& k) {
+  // x or partials, out or partials, geometry
   if (k.name.rfind("ft_st_op_", 0) == 0) return 5;          // x, a0, a1, out, geometry
   if (k.name.rfind("ft_st_norm_apply_", 0) == 0) return 7;  // x, stats, w, b, out, geometry, groups
   return 3;                                                // x, out, geometry
@@ -120,6 +125,7 @@ void check_program(const std::string& text, const spec::Problem& p, const StageP
   EXPECT_EQ(prog.value_shapes.at(size_t(prog.output_value)), spec::out_shape(p));
   std::set<int> existing{0};
   std::set<int> scratch_written;
+  std::map<int, int> stage_input;
   for (const StageKernel& k : prog.kernels) {
     SCOPED_TRACE(k.name);
     const LaunchConfig& l = k.launch;
@@ -161,19 +167,21 @@ void check_program(const std::string& text, const spec::Problem& p, const StageP
         case StageArgKind::scratch:
           ASSERT_GE(a.index, 0);
           ASSERT_LT(a.index, int(prog.scratch_elems.size()));
-          if (k.name.rfind("ft_st_norm_apply_", 0) == 0) {
-            EXPECT_TRUE(scratch_written.count(a.index)) << "statistics read before they are written";
-            scratch_read = a.index;
-          } else {
+          if (a.written) {
             scratch_written.insert(a.index);
+          } else {
+            EXPECT_TRUE(scratch_written.count(a.index)) << "scratch " << a.index << " read before it is written";
+            if (scratch_read < 0) scratch_read = a.index;
           }
           break;
         case StageArgKind::null:
         case StageArgKind::geometry: break;
       }
     }
-    ASSERT_GE(read, 0) << "a kernel reads the current value";
-    const spec::Shape& in = prog.value_shapes[size_t(read)];
+    // The value the stage reads (a combine kernel reads its split kernel's partials instead).
+    if (read >= 0) stage_input[k.stage] = read;
+    ASSERT_TRUE(stage_input.count(k.stage)) << "a stage's first kernel reads the current value";
+    const spec::Shape& in = prog.value_shapes[size_t(stage_input[k.stage])];
     // The geometry describes the buffers it claims.
     for (const StageArg& a : k.args) {
       if (a.kind != StageArgKind::geometry) continue;
@@ -185,11 +193,20 @@ void check_program(const std::string& text, const spec::Problem& p, const StageP
         EXPECT_EQ(e, g->total);
       } else if (const auto* r = std::get_if<StageRowsGeom>(&a.geom)) {
         EXPECT_EQ(r->rows * r->len, spec::elems(in));
-        if (written >= 0 && k.name.find("softmax") == std::string::npos) {
+        if (written >= 0 && k.name.find("softmax") == std::string::npos && k.name.find("_split_") == std::string::npos) {
           EXPECT_EQ(r->rows, spec::elems(prog.value_shapes[size_t(written)]));
         }
         if (k.name.find("norm_stats") != std::string::npos) {
           EXPECT_GT(r->eps, 0.0);
+        }
+        // Chunks cover the row, none empty.
+        EXPECT_GE(r->chunks, 1);
+        EXPECT_GE(r->chunks * r->chunk_len, r->len);
+        EXPECT_LT((r->chunks - 1) * r->chunk_len, r->len);
+        if (k.name.find("_split_") != std::string::npos) {
+          ASSERT_GE(scratch_written.size(), 1u);
+          EXPECT_GT(r->chunks, 1);
+          EXPECT_EQ(int64_t(k.launch.grid[0]), r->rows * r->chunks);
         }
       } else if (const auto* pg = std::get_if<StagePoolGeom>(&a.geom)) {
         ASSERT_GE(written, 0);
@@ -245,6 +262,29 @@ TEST(StageSource, LongRowsGetABlockEach) {
   EXPECT_EQ(g.rows, 8192);
   EXPECT_EQ(g.len, 1024);
   EXPECT_EQ(g.rstr[0], 8192);
+}
+
+TEST(StageSource, FewLongRowsAreSplitIntoChunks) {
+  // BatchNorm over a 2^27-element conv output: 64 channels of 2^21 elements, 16 chunks each;
+  // the sum over everything: one row, 1024 chunks.
+  const spec::Problem p = spec::parse(
+      "conv_transpose3d(n=16,c=32,d=16,h=32,w=32,k=64,r=3,stride=2,pad=1,out_pad=1) | batch_norm | reduce_sum(all)");
+  const StageProgram prog = render_stage_program(p, StagePrecision::fp32);
+  std::vector<std::string> names;
+  for (const StageKernel& k : prog.kernels) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"ft_st_rows_split_norm_stats_f32", "ft_st_rows_combine_norm_stats_f32",
+                                             "ft_st_norm_apply_f32", "ft_st_rows_split_sum_f32",
+                                             "ft_st_rows_combine_sum_f32"}));
+  const auto& bn = std::get<StageRowsGeom>(prog.kernels[0].args[2].geom);
+  EXPECT_EQ(bn.rows, 64);
+  EXPECT_EQ(bn.chunks, 16);
+  EXPECT_EQ(bn.chunk_len, int64_t(1) << 17);
+  EXPECT_EQ(prog.kernels[0].launch.grid[0], 1024u);
+  const auto& all = std::get<StageRowsGeom>(prog.kernels[3].args[2].geom);
+  EXPECT_EQ(all.rows, 1);
+  EXPECT_EQ(all.chunks, 1024);
+  // Scratch: the statistics (2 per channel), their partials (3 per chunk), the sum's partials.
+  EXPECT_EQ(prog.scratch_elems, (std::vector<int64_t>{2 * 64, 3 * 64 * 16, 1024}));
 }
 
 TEST(StageSource, BuffersOf2To30ElementsIndexIn64Bits) {
@@ -379,6 +419,60 @@ struct Emulator {
         const double chan[2] = {a0 ? a0->at(size_t(o0)) : 0.0, a1 ? a1->at(size_t(o1)) : 0.0};
         out[size_t(i)] = reference::apply_op(local, x.at(size_t(ox)), chan);
       }
+    } else if (k.name.rfind("ft_st_rows_split_", 0) == 0) {
+      const auto& g = std::get<StageRowsGeom>(args[2].geom);
+      const std::vector<double>& x = *buffer(args[0]);
+      std::vector<double>& part = output(args[1]);
+      const bool stats = k.name.find("norm_stats") != std::string::npos;
+      part.assign(size_t(g.rows * g.chunks * (stats ? 3 : 1)), 0.0);
+      for (int64_t b = 0; b < g.rows * g.chunks; ++b) {
+        const int64_t row = b / g.chunks, c = b % g.chunks;
+        const int64_t base = emu_offset(row, g.nk, g.kext, g.kstr);
+        const int64_t j0 = c * g.chunk_len, j1 = std::min(g.len, j0 + g.chunk_len);
+        std::vector<double> v;
+        for (int64_t j = j0; j < j1; ++j) v.push_back(x.at(size_t(base + emu_offset(j, g.nr, g.rext, g.rstr))));
+        double sum = 0, mx = -INFINITY, mn = INFINITY;
+        for (double e : v) sum += e, mx = std::max(mx, e), mn = std::min(mn, e);
+        if (stats) {
+          const double mean = sum / double(v.size());
+          double m2 = 0;
+          for (double e : v) m2 += (e - mean) * (e - mean);
+          part[size_t(3 * b)] = double(v.size()), part[size_t(3 * b + 1)] = mean, part[size_t(3 * b + 2)] = m2;
+        } else {
+          part[size_t(b)] = k.name.find("_min_") != std::string::npos   ? mn
+                            : k.name.find("_max_") != std::string::npos ? mx
+                                                                        : sum;
+        }
+      }
+    } else if (k.name.rfind("ft_st_rows_combine_", 0) == 0) {
+      const auto& g = std::get<StageRowsGeom>(args[2].geom);
+      const std::vector<double>& part = *buffer(args[0]);
+      std::vector<double>& out = output(args[1]);
+      const bool stats = k.name.find("norm_stats") != std::string::npos;
+      out.assign(size_t(stats ? 2 * g.rows : g.rows), 0.0);
+      for (int64_t r = 0; r < g.rows; ++r) {
+        if (stats) {
+          const double* p = &part.at(size_t(3 * r * g.chunks));
+          double n = p[0], mean = p[1], m2 = p[2];
+          for (int64_t c = 1; c < g.chunks; ++c) {
+            const double nb = p[3 * c], delta = p[3 * c + 1] - mean, nab = n + nb;
+            mean += delta * (nb / nab);
+            m2 += p[3 * c + 2] + delta * delta * (n * nb / nab);
+            n = nab;
+          }
+          out[size_t(2 * r)] = mean;
+          out[size_t(2 * r + 1)] = 1.0 / std::sqrt(m2 / double(g.len) + g.eps);
+        } else {
+          double acc = part.at(size_t(r * g.chunks));
+          for (int64_t c = 1; c < g.chunks; ++c) {
+            const double v = part.at(size_t(r * g.chunks + c));
+            acc = k.name.find("_min_") != std::string::npos   ? std::min(acc, v)
+                  : k.name.find("_max_") != std::string::npos ? std::max(acc, v)
+                                                              : acc + v;
+          }
+          out[size_t(r)] = k.name.find("_mean_") != std::string::npos ? acc / double(g.len) : acc;
+        }
+      }
     } else if (k.name.rfind("ft_st_rows_", 0) == 0) {
       const auto& g = std::get<StageRowsGeom>(args[2].geom);
       const std::vector<double>& x = *buffer(args[0]);
@@ -474,7 +568,7 @@ struct Emulator {
 std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 TEST(StageSource, HostEmulationOfTheKernelsMatchesTheReference) {
-  int checked = 0;
+  int checked = 0, split = 0;
   for (const std::string& text : all_specs()) {
     const spec::Problem p = spec::parse(text);
     if (p.main_out_elems() > 200000) continue;  // the small ones: the CPU reference's conv is direct
@@ -488,7 +582,12 @@ TEST(StageSource, HostEmulationOfTheKernelsMatchesTheReference) {
     emu.values[0] = main;
     for (const auto& v : data.params) emu.params.push_back(to_double(v));
     for (const auto& v : data.inputs) emu.inputs.push_back(to_double(v));
-    for (const StageKernel& k : prog.kernels) emu.run(k);
+    bool splits = false;
+    for (const StageKernel& k : prog.kernels) {
+      emu.run(k);
+      splits |= k.name.find("_split_") != std::string::npos;
+    }
+    split += splits ? 1 : 0;
     const std::vector<double>& got = emu.values.at(size_t(prog.output_value));
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
@@ -497,6 +596,7 @@ TEST(StageSource, HostEmulationOfTheKernelsMatchesTheReference) {
     ++checked;
   }
   EXPECT_GE(checked, 40);
+  EXPECT_GE(split, 3);
 }
 
 struct Compiled {
@@ -544,8 +644,8 @@ TEST(StageSource, EveryKernelCompilesWithoutSpills) {
     families.insert(c.name.substr(0, c.name.find('_', 6)));
   }
   // Every kernel family of stage_kernels.cu, in both precisions.
-  for (const char* family : {"ft_st_op_", "ft_st_rows_thread_", "ft_st_rows_block_", "ft_st_pool_max_",
-                             "ft_st_pool_avg_", "ft_st_norm_apply_"}) {
+  for (const char* family : {"ft_st_op_", "ft_st_rows_thread_", "ft_st_rows_block_", "ft_st_rows_split_",
+                             "ft_st_rows_combine_", "ft_st_pool_max_", "ft_st_pool_avg_", "ft_st_norm_apply_"}) {
     for (const char* sfx : {"f32", "f64"}) {
       bool found = false;
       for (const std::string& n : names) found |= n.rfind(family, 0) == 0 && n.find(sfx) != std::string::npos;

@@ -15,7 +15,9 @@
 //   rows          a set of "rows", each a reduction over `len` elements: reduce (min, max, sum,
 //                 mean), logsumexp, softmax and log_softmax over a dim, norm statistics. One
 //                 thread per row (short rows) or one block per row (long rows, a warp-shuffle
-//                 tree); no atomics, so every result is the same from run to run.
+//                 tree); no atomics, so every result is the same from run to run. Few long rows
+//                 (a batch norm's channels, a sum over everything) are split: a block per chunk
+//                 writes partials, then a thread per row folds them in order.
 //   pool          max/avg pooling over the last 1-3 dims, one thread per output.
 //   norm apply    (x - mean) * rstd [* w] [+ b], the statistics from a rows kernel's scratch.
 #ifndef FT_STAGE_KERNELS_CU
@@ -51,9 +53,10 @@ struct ft_st_ew_geom {
 // Rows: row r starts at the offset of r over the kept dims (kext, kstr); its elements are the
 // offsets of j < len over the reduced dims (rext, rstr). Outputs of reduce, logsumexp: out[r]
 // (the keepdim and the dropped layout are the same); of norm statistics: out[2r] = mean,
-// out[2r + 1] = 1 / sqrt(var + eps); of softmax: out at the input's offsets.
+// out[2r + 1] = 1 / sqrt(var + eps); of softmax: out at the input's offsets. Split rows: chunk c
+// of row r covers j in [c * chunk_len, (c + 1) * chunk_len); chunks = 1 when not split.
 struct ft_st_rows_geom {
-  long long rows, len, nk, nr;
+  long long rows, len, nk, nr, chunks, chunk_len;
   long long kext[FT_ST_MAX_RANK], kstr[FT_ST_MAX_RANK];
   long long rext[FT_ST_MAX_RANK], rstr[FT_ST_MAX_RANK];
   double eps;
@@ -182,17 +185,22 @@ __device__ __forceinline__ T ft_st_block_fold(T v) {
   return v;
 }
 
-// The fold over one row's elements owned by this thread (j = first, first + step, ...) of
+// The fold over one row's elements owned by this thread (j = first, first + step, ... < end) of
 // F(x) under R.
 template <typename T, typename I, typename R, typename F>
-__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, I base, const ft_st_rows_geom& g,
-                                            I first, I step, F f) {
+__device__ __forceinline__ T ft_st_fold_range(const T* __restrict__ x, I base, const ft_st_rows_geom& g, I first,
+                                              I end, I step, F f) {
   T acc = R::init();
 #if FT_STAGE_DOUBLE
 #pragma unroll 1  // unrolled, ptxas spilled around the calls of double exp/log (a reference: speed matters less)
 #endif
-  for (I j = first; j < g.len; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
+  for (I j = first; j < end; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
   return acc;
+}
+template <typename T, typename I, typename R, typename F>
+__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, I base, const ft_st_rows_geom& g,
+                                            I first, I step, F f) {
+  return ft_st_fold_range<T, I, R>(x, base, g, first, (I)g.len, step, f);
 }
 
 template <typename T> struct ft_st_ident {
@@ -281,6 +289,76 @@ __device__ __forceinline__ void ft_st_rows_block(const T* __restrict__ x, T* __r
   // __syncthreads need.
   for (I row = blockIdx.x; row < g.rows; row += gridDim.x) {
     ft_st_row<T, I, MODE, true>(x, out, g, row, threadIdx.x, blockDim.x);
+  }
+}
+
+// Split rows, first kernel: block b folds chunk b % chunks of row b / chunks into part[]:
+// reduce modes one partial (a sum for mean), norm statistics three (count, mean, M2: the chunk's
+// own two passes).
+template <typename T, typename I, int MODE>
+__device__ __forceinline__ void ft_st_rows_split(const T* __restrict__ x, T* __restrict__ part,
+                                                 const ft_st_rows_geom& g) {
+  const I blocks = (I)(g.rows * g.chunks);
+  for (I b = blockIdx.x; b < blocks; b += gridDim.x) {
+    const I row = b / (I)g.chunks, c = b % (I)g.chunks;
+    const I base = ft_st_offset(row, g.nk, g.kext, g.kstr);
+    const I j0 = c * (I)g.chunk_len;
+    const I j1 = j0 + (I)g.chunk_len < (I)g.len ? j0 + (I)g.chunk_len : (I)g.len;
+    const I first = j0 + (I)threadIdx.x, step = (I)blockDim.x;
+    if (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) {
+      typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type R;
+      const T acc = ft_st_block_fold<T, R>(ft_st_fold_range<T, I, R>(x, base, g, first, j1, step, ft_st_ident<T>()));
+      if (threadIdx.x == 0) part[b] = acc;
+    } else if (MODE == FT_ST_MODE_SUM || MODE == FT_ST_MODE_MEAN) {
+      const T acc = ft_st_block_fold<T, ft_st_sum_op<T> >(
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, ft_st_ident<T>()));
+      if (threadIdx.x == 0) part[b] = acc;
+    } else {  // FT_ST_MODE_NORM_STATS
+      const T n = (T)(j1 - j0);
+      const T sum = ft_st_block_fold<T, ft_st_sum_op<T> >(
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, ft_st_ident<T>()));
+      ft_st_square_dev<T> dev;
+      dev.m = sum / n;
+      const T m2 = ft_st_block_fold<T, ft_st_sum_op<T> >(
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, dev));
+      if (threadIdx.x == 0) {
+        part[3 * b] = n;
+        part[3 * b + 1] = dev.m;
+        part[3 * b + 2] = m2;
+      }
+    }
+  }
+}
+
+// Split rows, second kernel: a thread per row folds its chunks' partials in chunk order (so the
+// result does not depend on scheduling); norm statistics merge (count, mean, M2) pairwise by
+// Chan et al.'s update, which keeps the two-pass accuracy of each chunk.
+template <typename T, typename I, int MODE>
+__device__ __forceinline__ void ft_st_rows_combine(const T* __restrict__ part, T* __restrict__ out,
+                                                   const ft_st_rows_geom& g) {
+  const I step = (I)gridDim.x * blockDim.x;
+  const I chunks = (I)g.chunks;
+  for (I row = (I)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
+    if (MODE == FT_ST_MODE_NORM_STATS) {
+      const T* p = part + 3 * row * chunks;
+      T n = p[0], mean = p[1], m2 = p[2];
+      for (I c = 1; c < chunks; ++c) {
+        const T nb = p[3 * c], delta = p[3 * c + 1] - mean, n_ab = n + nb;
+        mean += delta * (nb / n_ab);
+        m2 += p[3 * c + 2] + delta * delta * (n * nb / n_ab);
+        n = n_ab;
+      }
+      out[2 * row] = mean;
+      out[2 * row + 1] = ft_st_rstd(m2 / (T)g.len, g.eps);
+    } else {
+      typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type MR;
+      const T* p = part + row * chunks;
+      T acc = p[0];
+      for (I c = 1; c < chunks; ++c) {
+        acc = (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) ? MR::step(acc, p[c]) : acc + p[c];
+      }
+      out[row] = MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc;
+    }
   }
 }
 
@@ -374,6 +452,16 @@ __device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const 
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
     ft_st_rows_block<ft_st_t, IDX, MODE>(x, out, g);                                              \
   }
+#define FT_DEFINE_STAGE_ROWS_SPLIT(NAME, MODE, IDX)                                                \
+  extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
+      NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ part, const ft_st_rows_geom g) {  \
+    ft_st_rows_split<ft_st_t, IDX, MODE>(x, part, g);                                             \
+  }
+#define FT_DEFINE_STAGE_ROWS_COMBINE(NAME, MODE, IDX)                                              \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ part, ft_st_t* __restrict__ out, const ft_st_rows_geom g) { \
+    ft_st_rows_combine<ft_st_t, IDX, MODE>(part, out, g);                                         \
+  }
 #define FT_DEFINE_STAGE_POOL(NAME, IS_MAX, IDX)                                                    \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_pool_geom g) {   \
@@ -394,6 +482,8 @@ struct ft_st_sample_op {
 FT_DEFINE_STAGE_ELEMENTWISE(ft_st_sample_elementwise, ft_st_sample_op, int)
 FT_DEFINE_STAGE_ROWS_THREAD(ft_st_sample_rows_thread, FT_ST_MODE_SOFTMAX, int)
 FT_DEFINE_STAGE_ROWS_BLOCK(ft_st_sample_rows_block, FT_ST_MODE_NORM_STATS, long long)
+FT_DEFINE_STAGE_ROWS_SPLIT(ft_st_sample_rows_split, FT_ST_MODE_NORM_STATS, int)
+FT_DEFINE_STAGE_ROWS_COMBINE(ft_st_sample_rows_combine, FT_ST_MODE_NORM_STATS, int)
 FT_DEFINE_STAGE_POOL(ft_st_sample_pool, false, int)
 FT_DEFINE_STAGE_NORM_APPLY(ft_st_sample_norm_apply, long long)
 #endif

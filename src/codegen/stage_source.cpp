@@ -23,6 +23,13 @@ constexpr int64_t kRowBlock = 512;  // FT_ST_ROW_BLOCK
 // Rows at least this long get a block each (a tree over 512 threads); shorter ones a thread each,
 // where neighbouring threads' rows are usually neighbours in memory (a reduction over channels).
 constexpr int64_t kBlockRowLen = 256;
+// Fewer rows than this (a block each would leave SMs idle), each at least kSplitLen long: split
+// into chunks of at least kSplitChunk elements, about kSplitBlocks blocks in all (~8 per SM of an
+// H100 or H200).
+constexpr int64_t kSplitRows = 256;
+constexpr int64_t kSplitLen = 16384;
+constexpr int64_t kSplitChunk = 4096;
+constexpr int64_t kSplitBlocks = 1024;
 constexpr int64_t kMaxGrid = std::numeric_limits<int32_t>::max();  // grid.x limit
 // Kernels touching a buffer this large index in 64 bits (FT_ST_INDEX_64, stage_kernels.cu).
 constexpr int64_t kIndex64From = int64_t(1) << 30;
@@ -110,6 +117,8 @@ StageRowsGeom rows_geom(const Shape& in, const std::vector<bool>& reduced, doubl
   g.len = spec::elems(rext);
   g.nk = int64_t(k.ext.size());
   g.nr = int64_t(r.ext.size());
+  g.chunks = 1;
+  g.chunk_len = g.len;
   fill(g.kext, k.ext);
   fill(g.kstr, k.strides[0]);
   fill(g.rext, r.ext);
@@ -266,21 +275,23 @@ std::string op_expression(const spec::Op& op, StagePrecision precision) {
 struct RowsMode {
   const char* macro;
   const char* name;
+  bool splits = false;  // has the split form (partials per chunk, then a combine)
+  bool stats = false;   // norm statistics: 2 outputs per row, 3 partials per chunk
 };
 RowsMode rows_mode(const spec::Stage& st) {
   switch (st.kind) {
     case StageKind::reduce:
       switch (st.reduce) {
-        case spec::ReduceKind::min: return {"FT_ST_MODE_MIN", "min"};
-        case spec::ReduceKind::max: return {"FT_ST_MODE_MAX", "max"};
-        case spec::ReduceKind::sum: return {"FT_ST_MODE_SUM", "sum"};
-        case spec::ReduceKind::mean: return {"FT_ST_MODE_MEAN", "mean"};
+        case spec::ReduceKind::min: return {"FT_ST_MODE_MIN", "min", true};
+        case spec::ReduceKind::max: return {"FT_ST_MODE_MAX", "max", true};
+        case spec::ReduceKind::sum: return {"FT_ST_MODE_SUM", "sum", true};
+        case spec::ReduceKind::mean: return {"FT_ST_MODE_MEAN", "mean", true};
       }
       break;
     case StageKind::logsumexp: return {"FT_ST_MODE_LOGSUMEXP", "logsumexp"};
     case StageKind::softmax: return {"FT_ST_MODE_SOFTMAX", "softmax"};
     case StageKind::log_softmax: return {"FT_ST_MODE_LOG_SOFTMAX", "log_softmax"};
-    case StageKind::norm: return {"FT_ST_MODE_NORM_STATS", "norm_stats"};
+    case StageKind::norm: return {"FT_ST_MODE_NORM_STATS", "norm_stats", true, true};
     case StageKind::op:
     case StageKind::pool:
     case StageKind::name: break;
@@ -300,6 +311,11 @@ StageArg kind_arg(StageArgKind kind, int index) {
   StageArg a;
   a.kind = kind;
   a.index = index;
+  return a;
+}
+StageArg scratch_arg(int index, bool written) {
+  StageArg a = kind_arg(StageArgKind::scratch, index);
+  a.written = written;
   return a;
 }
 StageArg geom_arg(StageGeom g) {
@@ -468,9 +484,9 @@ class Renderer {
         const int scratch = int(prog_.scratch_elems.size());
         prog_.scratch_elems.push_back(2 * g.rows);
         const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
-        rows_kernel(i, st, g, kind_arg(StageArgKind::scratch, scratch), bytes(in) + stats_bytes);
+        rows_kernel(i, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);
         // The apply kernel.
-        std::vector<StageArg> args{value_arg(current_), kind_arg(StageArgKind::scratch, scratch)};
+        std::vector<StageArg> args{value_arg(current_), scratch_arg(scratch, false)};
         double moved = 2 * bytes(in) + stats_bytes;
         const Shape* ws = nullptr;
         const Shape* bs = nullptr;
@@ -500,10 +516,15 @@ class Renderer {
     }
   }
 
-  // A rows kernel reading the current value: thread per row or block per row by the row length.
+  // A rows kernel reading the current value: thread per row or block per row by the row length;
+  // few long rows of a reduction or norm statistics split over several blocks (two kernels).
   void rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved) {
-    const bool block = g.len >= kBlockRowLen;
     const RowsMode mode = rows_mode(st);
+    if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
+      split_rows_kernels(i, mode, g, dst);
+      return;
+    }
+    const bool block = g.len >= kBlockRowLen;
     const KernelId id = kernel_id(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + mode.name,
                                   std::max(g.rows * g.len, 2 * g.rows));
     const std::string& name = id.name;
@@ -512,6 +533,32 @@ class Renderer {
     const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
                                  : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
     add(i, name, code, l, {value_arg(current_), dst, geom_arg(g)}, moved);
+  }
+
+  void split_rows_kernels(int i, const RowsMode& mode, StageRowsGeom g, StageArg dst) {
+    // About kSplitBlocks blocks in all, each chunk at least kSplitChunk long; recounted from the
+    // chunk length so that no chunk is empty.
+    g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
+    g.chunk_len = ceil_div(g.len, g.chunks);
+    g.chunks = ceil_div(g.len, g.chunk_len);
+    const bool stats = mode.stats;
+    const int64_t per_chunk = stats ? 3 : 1;
+    const int part = int(prog_.scratch_elems.size());
+    prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
+    const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
+    const double out_bytes = double((stats ? 2 : 1) * g.rows * prog_.elem_bytes);
+    const int64_t largest = g.rows * g.len;
+
+    const KernelId split = kernel_id(std::string("ft_st_rows_split_") + mode.name, largest);
+    add(i, split.name,
+        "FT_DEFINE_STAGE_ROWS_SPLIT(" + split.name + ", " + mode.macro + ", " + split.index + ")\n",
+        launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
+        {value_arg(current_), scratch_arg(part, true), geom_arg(g)}, double(largest * prog_.elem_bytes) + part_bytes);
+    const KernelId combine = kernel_id(std::string("ft_st_rows_combine_") + mode.name, largest);
+    add(i, combine.name,
+        "FT_DEFINE_STAGE_ROWS_COMBINE(" + combine.name + ", " + mode.macro + ", " + combine.index + ")\n",
+        launch(grid_for(g.rows, kBlock), uint32_t(kBlock)), {scratch_arg(part, false), dst, geom_arg(g)},
+        part_bytes + out_bytes);
   }
 
   StagePrecision precision_;

@@ -39,7 +39,7 @@ struct StageEwGeom {  // ft_st_ew_geom
   std::array<int64_t, kStageMaxRank> ext{}, sx{}, sa0{}, sa1{};
 };
 struct StageRowsGeom {  // ft_st_rows_geom
-  int64_t rows = 0, len = 0, nk = 0, nr = 0;
+  int64_t rows = 0, len = 0, nk = 0, nr = 0, chunks = 1, chunk_len = 0;
   std::array<int64_t, kStageMaxRank> kext{}, kstr{}, rext{}, rstr{};
   double eps = 0.0;
 };
@@ -52,7 +52,7 @@ struct StageGroupGeom {  // ft_st_group_geom
   int64_t div = 1, mod = 1;
 };
 static_assert(sizeof(StageEwGeom) == 8 * (2 + 4 * kStageMaxRank));
-static_assert(sizeof(StageRowsGeom) == 8 * (4 + 4 * kStageMaxRank + 1));
+static_assert(sizeof(StageRowsGeom) == 8 * (6 + 4 * kStageMaxRank + 1));
 static_assert(sizeof(StagePoolGeom) == 8 * (1 + 15 + 1));
 static_assert(sizeof(StageGroupGeom) == 16);
 using StageGeom = std::variant<StageEwGeom, StageRowsGeom, StagePoolGeom, StageGroupGeom>;
@@ -62,7 +62,7 @@ enum class StageArgKind {
   value,     // a device buffer holding value `index` (read; `written`: the kernel's output)
   param,     // parameter tensor `index`
   input,     // extra input tensor `index`
-  scratch,   // scratch buffer `index` (StageProgram::scratch_elems)
+  scratch,   // scratch buffer `index` (StageProgram::scratch_elems); read, or `written`
   null,      // a null pointer (an operand slot or affine parameter the stage does not use)
   geometry,  // a struct passed by value: `geom`
 };
