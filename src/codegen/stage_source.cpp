@@ -196,8 +196,7 @@ std::string hex16(uint64_t v) {
 }
 
 // A complete source: the element type's math, stage_kernels.cu, the size checks of the
-// geometry structs, then `code` (a functor, the instantiation line).
-// `codes`: each kernel's code (its functor, its instantiation line), in order.
+// geometry structs, then each kernel's code (its functor, its instantiation line), in order.
 std::string module_source(StagePrecision precision, const std::string& title, const std::vector<const StageKernel*>& kernels) {
   SourceBuilder b("", title, "unfused");
   switch (precision) {
@@ -396,7 +395,7 @@ class Renderer {
     return l;
   }
 
-  // A tensor operand's buffer, its shape and a comment.
+  // A tensor operand's buffer and shape.
   std::pair<StageArg, Shape> operand(const spec::Operand& a) const {
     const Shape shape = spec::operand_shape(general_, a, named_shapes_);
     if (a.value_index >= 0) return {value_arg(prog_.named_values.at(size_t(a.value_index)), false, a.value_index), shape};
