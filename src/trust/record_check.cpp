@@ -13,6 +13,7 @@
 #include "common/terminal_text.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
+#include "spec/support.hpp"
 #include "protocol/protocol.hpp"
 #include "protocol/status.hpp"
 
@@ -65,7 +66,7 @@ std::string check_problem(const std::string& key, const std::string& canonical) 
     if (spec::problem_key(p) != key) return fmt::format("problem key {} is not the spec's", text::excerpt(key, 20));
     // A valid version-2 problem no candidate takes yet: no variant of this fusetune can be its
     // winner, and the exporters and the checks below read conv2d chains only.
-    if (!p.is_conv2d_chain()) return "its problem is one no candidate of this fusetune takes (spec::why_not_tunable)";
+    if (spec::why_not_tunable(p)) return "its problem is one no candidate of this fusetune takes (spec::why_not_tunable)";
   } catch (const InputError& e) {
     return fmt::format("problem spec does not parse ({})", text::excerpt(e.what()));
   }
