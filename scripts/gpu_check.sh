@@ -26,7 +26,8 @@
 #                build's fusetune too for an A/B in one call); wall times in tune-time.txt, phases.txt
 #   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
 #                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
-#                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md)
+#                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md);
+#                KB_RECORDS a carried folder of a GPU-less `fusetune kernelbench --out` run whose records seed this one
 # Where the environment differs from the defaults (cuDNN, the built source folder, $OUT, the database),
 # see scripts/lib/gpu_common.sh.
 set -uo pipefail
@@ -232,6 +233,11 @@ if [[ " ${GPU_STEPS[*]} " == *" kernelbench "* ]]; then
   if [ -d .gpu-wheels ]; then
     python3 -m pip install -q --no-index --find-links .gpu-wheels --target "$deps" pydantic requests tqdm \
       > "$R/kernelbench-pip.log" 2>&1 || echo "pip install of the carried wheels failed: $R/kernelbench-pip.log"
+  fi
+  # Records of a GPU-less run (KB_RECORDS, carried: mapped here, the refusals and "not tunable yet"
+  # verdicts kept by this run) spare the device the mapping of problems that never reach tune.
+  if [ -n "${KB_RECORDS:-}" ] && [ -d "$KB_RECORDS/level2" ]; then
+    mkdir -p "$R/kernelbench/level2" && cp -n "$KB_RECORDS"/level2/*.json "$R/kernelbench/level2/"
   fi
   PYTHONPATH="$deps${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 build/fusetune kernelbench \
     --kernelbench "${KERNELBENCH:-.kernelbench}" --problems "${KB_PROBLEMS:-1-100}" --out "$R/kernelbench" \

@@ -45,6 +45,10 @@ class UsageError(Exception):
     pass
 
 
+# Statuses decided without a GPU, kept by a GPU run that resumes a GPU-less one (--force redoes them).
+SPEC_VERDICTS = ("refused", "not tunable yet")
+
+
 def parse_selection(text, lo=1, hi=100):
     """`1-100`, `31,32`, `1-10,40`: the problem numbers, sorted, each once."""
     out = set()
@@ -257,13 +261,15 @@ def run_problem(n, path, args, ft, log):
         rec["reason"] = reason
         return rec
     rec["spec"], rec["status"] = spec, "mapped"
-    if not args.gpu:
-        rec["reason"] = "no CUDA GPU: not tuned"
-        return rec
+    # tune answers "no candidates" from the spec alone, before it looks for a GPU: a machine
+    # without one still learns which problems are tunable (and keeps that verdict, see main)
     code, doc, err = ft.tune(spec)
     rec["tune_exit"] = code
     if code == 2 and "no candidates" in err:
         rec["status"], rec["reason"] = "not tunable yet", err
+        return rec
+    if not args.gpu:
+        rec["reason"] = "no CUDA GPU: not tuned"
         return rec
     if code != 0:
         rec["status"], rec["reason"] = "no verified winner", err or f"tune exit {code}"
@@ -361,7 +367,9 @@ def main(argv=None):
         if os.path.exists(rec_path) and not args.force:
             with open(rec_path) as f:
                 rec = json.load(f)
-            if rec.get("gpu_run") or not args.gpu:
+            # A refusal or a "not tunable yet" depends on the model and the binary, not on the GPU:
+            # such records of a GPU-less run are kept (mapping 90 problems costs minutes of device time).
+            if rec.get("gpu_run") or not args.gpu or rec.get("status") in SPEC_VERDICTS:
                 log(f"[{k + 1}/{len(files)}] {os.path.basename(path)}: kept from {rec_path}")
                 records.append(rec)
                 continue

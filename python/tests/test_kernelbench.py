@@ -31,7 +31,8 @@ def fake_checkout(tmp_path):
 
 def fake_fusetune(tmp_path):
     """A stand-in for the binary: from-torch maps problem 1 (with a trailing comment, as the real
-    one writes) and refuses 66 with a reason on stderr."""
+    one writes) and 7, and refuses 66 with a reason on stderr; tune says 7 (a linear) has no
+    candidates, as the real one does from the spec alone, and wants a GPU for 1."""
     script = tmp_path / "fusetune"
     script.write_text(
         "#!" + sys.executable + "\n"
@@ -41,8 +42,17 @@ def fake_fusetune(tmp_path):
         "    if '1_Conv2D' in sys.argv[2]:\n"
         "        print('conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu  # conv')\n"
         "        sys.exit(0)\n"
+        "    if '7_Other' in sys.argv[2]:\n"
+        "        print('linear(m=8,k=16,n=4) | relu')\n"
+        "        sys.exit(0)\n"
         "    print('fusetune from-torch: line 12: dropout in training mode is random', file=sys.stderr)\n"
         "    sys.exit(1)\n"
+        "if sys.argv[1] == 'tune':\n"
+        "    if sys.argv[2].startswith('linear'):\n"
+        "        print('fusetune: the spec is valid, but tune and compile have no candidates for linear', file=sys.stderr)\n"
+        "        sys.exit(2)\n"
+        "    print('fusetune: no NVIDIA driver found; this command needs a GPU', file=sys.stderr)\n"
+        "    sys.exit(3)\n"
         "sys.exit(9)\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
@@ -97,3 +107,22 @@ def test_the_speedups_and_geometric_means():
     assert rows[0]["x eager"] == pytest.approx(2.1 / 1.05)
     assert means["x eager"] == pytest.approx((2.0 * 4.0) ** 0.5)
     assert means["x torch.compile max-autotune"] == pytest.approx(1.55 / 1.05)
+
+
+def test_a_gpu_run_keeps_the_verdicts_a_gpu_less_run_reached_from_the_spec(tmp_path, monkeypatch):
+    checkout, binary, out = fake_checkout(tmp_path), fake_fusetune(tmp_path), tmp_path / "run"
+    argv = ["--kernelbench", str(checkout), "--fusetune", str(binary), "--problems", "1,7,66", "--out", str(out),
+            "--no-timing"]
+    monkeypatch.setattr(kb, "cuda_available", lambda: False)
+    assert kb.main(argv) == kb.NO_GPU
+    status = {n: json.loads((out / "level2" / f"{n}.json").read_text())["status"] for n in (1, 7, 66)}
+    assert status == {1: "mapped", 7: "not tunable yet", 66: "refused"}
+    # On a GPU machine: 7 and 66 are kept (no GPU changes them), 1 is tuned (here the stand-in
+    # fails its tune, so it becomes "no verified winner" and is marked a GPU run).
+    monkeypatch.setattr(kb, "cuda_available", lambda: True)
+    monkeypatch.setattr(kb, "kernelbench_modules", lambda path: (None, None, "stand-in checkout"))
+    assert kb.main(argv) == 0
+    recs = {n: json.loads((out / "level2" / f"{n}.json").read_text()) for n in (1, 7, 66)}
+    assert recs[1]["status"] == "no verified winner" and recs[1]["gpu_run"] is True
+    assert recs[7]["gpu_run"] is False and recs[7]["status"] == "not tunable yet"
+    assert recs[66]["gpu_run"] is False and recs[66]["status"] == "refused"
