@@ -29,6 +29,7 @@
 #include "gpu/compiler.hpp"
 #include "gpu/device_buffer.hpp"
 #include "gpu/module.hpp"
+#include "kernel_templates/ref_bounds.cuh"
 #include "reference/gpu_sources.hpp"
 #include "spec/problem.hpp"
 
@@ -135,6 +136,10 @@ class GpuReference {
   // the math mode's tolerance. For the conv-alone answer pass its RefArrays (its channels are
   // K). Synchronizes `stream`.
   [[nodiscard]] GpuErrorStats compare(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream);
+  // The same comparison's raw sums and maxima, before finish_compare turns them into figures:
+  // what verification sliced by images (image_slices.hpp) merges over the slices.
+  // compare() is finish_compare(compare_sums(...), answer.count, math(), answer.var_scale).
+  [[nodiscard]] ft_compare_acc compare_sums(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream);
 
   // Device memory compute() allocates for one draw (answer and scratch at their peak), for the
   // worker's "does the problem fit" check.

@@ -23,14 +23,14 @@ const char* layout_text(bool nhwc) { return nhwc ? "NHWC" : "NCHW"; }
 }  // namespace
 
 ConvAlgoCache::ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, InputDraws& draws,
-                             BufferPool& pool, reference::GpuReference& ref, GraphCache& graphs, CUstream s,
+                             BufferPool& pool, ReferenceCheck& check, GraphCache& graphs, CUstream s,
                              size_t l2_scrub_bytes)
     : handle_(handle),
       problem_(problem),
       math_(math),
       draws_(draws),
       pool_(pool),
-      ref_(ref),
+      check_(check),
       graphs_(graphs),
       stream_(s),
       l2_scrub_bytes_(l2_scrub_bytes) {}
@@ -55,7 +55,7 @@ bool ConvAlgoCache::passes(const Option& o, bool nhwc, CUdeviceptr x, CUdevicept
     notes_.push_back(fmt::format("cuDNN {} conv {} refused: {}", layout_text(nhwc), o.choice.label, e.what()));
     return false;
   }
-  const auto e = ref_.compare(y, nhwc, *draws_.draw(0).answer.conv, stream_);
+  const auto e = check_.compare(0, Answer::conv, y, nhwc);
   const auto verdict = reference::judge(e, math_);
   if (!verdict.ok)
     notes_.push_back(fmt::format("cuDNN {} conv {} rejected: {}", layout_text(nhwc), o.choice.label, verdict.reason));

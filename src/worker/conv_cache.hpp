@@ -19,11 +19,11 @@
 #include "gpu/cudnn_conv.hpp"
 #include "gpu/cudnn_handle.hpp"
 #include "gpu/device_buffer.hpp"
-#include "reference/gpu_reference.hpp"
 #include "spec/problem.hpp"
 #include "worker/buffer_pool.hpp"
 #include "worker/graph_cache.hpp"
 #include "worker/input_draws.hpp"
+#include "worker/reference_check.hpp"
 #include "protocol/protocol.hpp"
 
 namespace fusetune::worker {
@@ -32,7 +32,7 @@ class ConvAlgoCache {
  public:
   // l2_scrub_bytes: scrubbed before each timing of a candidate (0: the working set exceeds the L2).
   ConvAlgoCache(gpu::CudnnHandle& handle, const spec::Problem& problem, MathMode math, InputDraws& draws,
-                BufferPool& pool, reference::GpuReference& ref, GraphCache& graphs, CUstream s, size_t l2_scrub_bytes);
+                BufferPool& pool, ReferenceCheck& check, GraphCache& graphs, CUstream s, size_t l2_scrub_bytes);
 
   // Choices made earlier (by a worker that was replaced, or stored with a winner): used as they are.
   void seed(const protocol::ConvChoices& choices) { choices_ = choices; }
@@ -85,7 +85,7 @@ class ConvAlgoCache {
   MathMode math_;
   InputDraws& draws_;
   BufferPool& pool_;
-  reference::GpuReference& ref_;
+  ReferenceCheck& check_;
   GraphCache& graphs_;
   CUstream stream_;
   size_t graph_head_ = 0;

@@ -36,7 +36,7 @@ gpu::DeviceBuffer upload(const std::vector<float>& host) {
 }  // namespace
 
 InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn,
-                       uint64_t seed, int count, protocol::InputRange inputs, CUstream s)
+                       uint64_t seed, int count, protocol::InputRange inputs, bool whole_answers, CUstream s)
     : problem_(problem) {
   const auto& c = problem.conv;
   for (int d = 0; d < count; ++d) {
@@ -63,15 +63,18 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
     dr.w = upload(host.w);
     dr.w_krsc = upload(to_nhwc(host.w, c.k, c.c, c.r * c.s));
     dr.chan = upload(host.chan);
+    dr.has_chan = !host.chan.empty();
     dr.x_nhwc = gpu::DeviceBuffer(4 * x_elems);
     gpu::transform_layout(cudnn, dr.x_nchw.ptr(), spec::Layout::nchw, dr.x_nhwc.ptr(), spec::Layout::nhwc, c.n, c.c,
                           c.h, c.w);
-    dr.answer = ref.compute(dr.x_nchw.ptr(), dr.w.ptr(), host.chan.empty() ? 0 : dr.chan.ptr(), true, s);
     // The L2 limit's model scaled to these inputs: every filter value, and the host's x (one image
     // of the same distribution as the device's x; all of it for a wide-range draw).
-    const double kappa = reference::var_scale(host.x, host.w);
-    dr.answer.output.var_scale = kappa;
-    if (dr.answer.conv) dr.answer.conv->var_scale = kappa;
+    dr.var_scale = reference::var_scale(host.x, host.w);
+    if (whole_answers) {
+      dr.answer = ref.compute(dr.x_nchw.ptr(), dr.w.ptr(), dr.chan_or_0(), true, s);
+      dr.answer->output.var_scale = dr.var_scale;
+      if (dr.answer->conv) dr.answer->conv->var_scale = dr.var_scale;
+    }
     sync_or_lose(fmt::format("input draw {}", d));
     draws_.push_back(std::move(dr));
   }
@@ -88,11 +91,10 @@ CUdeviceptr InputDraws::input(int d, codegen::BufferKind kind) const {
   throw Error(ExitCode::failure, "InputDraws::input: a scratch buffer is not an input");
 }
 
-double InputDraws::bytes_needed(const spec::Problem& problem, MathMode math, int count) {
+double InputDraws::input_bytes(const spec::Problem& problem) {
   const auto& c = problem.conv;
-  const double inputs = 4.0 * (2.0 * double(c.input_elems()) + 2.0 * double(c.weight_elems()) +
-                               double(reference::chan_elems(problem)) + 1);
-  return count * (inputs + double(reference::GpuReference::answer_bytes(problem, math, true)));
+  return 4.0 * (2.0 * double(c.input_elems()) + 2.0 * double(c.weight_elems()) +
+                double(reference::chan_elems(problem)) + 1);
 }
 
 }  // namespace fusetune::worker

@@ -2,11 +2,13 @@
 // The worker's inputs: `count` independent draws of x, the filters and the per-channel vectors
 // (or, for accuracy tests, draws of wide range: protocol.hpp's protocol::InputRange)
 // (the second and later draws put conv biases on the epilogue's thresholds), their
-// channels-last copies (for cuDNN's NHWC algorithm search), and the float64 reference answer
-// of each: the problem's output and the conv alone, with the math mode's bounds.
+// channels-last copies (for cuDNN's NHWC algorithm search), and, unless verification is sliced
+// by images (verify_memory.hpp), the float64 reference answer of each: the problem's output and
+// the conv alone, with the math mode's bounds.
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "codegen/variant.hpp"
@@ -23,22 +25,29 @@ struct Draw {
   gpu::DeviceBuffer x_nchw, x_nhwc;  // the input in both layouts
   gpu::DeviceBuffer w, w_krsc;       // (K, C, R, S) and (K, R, S, C)
   gpu::DeviceBuffer chan;            // [bias][param 0]..., at least 4 bytes
-  reference::RefAnswer answer;
+  bool has_chan = false;             // chan holds values (else the reference is passed 0)
+  // tf32: kappa (reference/l2_model.hpp) of these inputs, for every answer of this draw
+  double var_scale = 1.0;
+  // The whole answer; empty when verification is sliced (ReferenceCheck computes slices)
+  std::optional<reference::RefAnswer> answer;
+
+  [[nodiscard]] CUdeviceptr chan_or_0() const { return has_chan ? chan.ptr() : 0; }
 };
 
 class InputDraws {
  public:
-  // cudnn: on stream s (it makes the channels-last copies of x).
+  // cudnn: on stream s (it makes the channels-last copies of x). whole_answers: compute and
+  // keep each draw's answer (false: verification is sliced by images).
   InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn, uint64_t seed,
-             int count, protocol::InputRange inputs, CUstream s);
+             int count, protocol::InputRange inputs, bool whole_answers, CUstream s);
 
   [[nodiscard]] int count() const { return int(draws_.size()); }
   [[nodiscard]] const Draw& draw(int d) const { return draws_.at(size_t(d)); }
   // The device buffer a plan's input buffer of this kind binds to in draw d.
   [[nodiscard]] CUdeviceptr input(int d, codegen::BufferKind kind) const;
 
-  // Device memory the draws take (inputs and answers), for the "does it fit" check.
-  [[nodiscard]] static double bytes_needed(const spec::Problem& problem, MathMode math, int count);
+  // Device memory one draw's inputs take (without its answer), for the "does it fit" check.
+  [[nodiscard]] static double input_bytes(const spec::Problem& problem);
 
  private:
   spec::Problem problem_;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -15,6 +16,7 @@
 #include "gpu/event.hpp"
 #include "spec/parser.hpp"
 #include "worker/context_lost.hpp"
+#include "worker/verify_memory.hpp"
 
 namespace fusetune::worker {
 
@@ -26,6 +28,18 @@ std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(ExitCode::failure, fmt::format("worker cannot read {}", path));
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// FUSETUNE_TEST_REF_SLICE_IMAGES=S (test-only): verify sliced by S images even where whole
+// answers fit, so the sliced path runs on small problems (tests/gpu_sliced_verify_test.cpp).
+int64_t forced_slice_images() {
+  const char* v = std::getenv("FUSETUNE_TEST_REF_SLICE_IMAGES");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 1)
+    throw InputError(fmt::format("FUSETUNE_TEST_REF_SLICE_IMAGES={}: expected a number of images >= 1", v));
+  return n;
 }
 
 }  // namespace
@@ -41,34 +55,43 @@ Session::Session(const protocol::SetupRequest& setup)
   cudnn_.set_stream(stream_.get());
   const CUstream s = stream_.get();
 
-  // Refuse shapes that cannot fit before allocating anything: the draws and their answers,
-  // plus about four conv-output-sized scratch buffers the plans use.
+  // Refuse shapes that cannot fit before allocating anything, and slice verification by images
+  // where whole answers, one per draw, do not fit (verify_memory.hpp).
   const auto& c = problem_.conv;
   const int draws = std::max(2, setup.draws);
-  const double need = InputDraws::bytes_needed(problem_, math_, draws) + 4 * 4.0 * double(c.conv_out_elems()) +
-                      4.0 * double(c.input_elems());
-  const auto mem = gpu::device_memory();
-  if (need > 0.9 * double(mem.free_bytes))
-    throw InputError(fmt::format("problem needs about {:.1f} GB of device memory for verification, {:.1f} GB free",
-                                 need / 1e9, double(mem.free_bytes) / 1e9));
+  const VerifyMemory memory =
+      plan_verify_memory(problem_, math_, draws, double(gpu::device_memory().free_bytes), forced_slice_images());
 
   const std::string arch = device_.limits.arch_flag();
   ref_ = std::make_unique<reference::GpuReference>(problem_, math_, std::move(*ref_compiles_));
   ref_compiles_.reset();
   pool_ = std::make_unique<BufferPool>(*ref_);
   const auto t_draws = Clock::now();
-  draws_ = std::make_unique<InputDraws>(problem_, *ref_, cudnn_, setup.seed, draws, setup.inputs, s);
+  draws_ = std::make_unique<InputDraws>(problem_, *ref_, cudnn_, setup.seed, draws, setup.inputs,
+                                        memory.slice_images == 0, s);
+  check_ = std::make_unique<ReferenceCheck>(problem_, math_, arch, *draws_, *ref_, memory.slice_images, s);
+  if (check_->sliced()) {
+    // The report says why verification took longer than kept answers would.
+    const auto& sl = check_->slices();
+    setup_note_ = fmt::format("verification sliced by images: {}, so each comparison recomputes the float64 "
+                              "reference in {} slice(s) of {} image(s){}",
+                              memory.forced ? "FUSETUNE_TEST_REF_SLICE_IMAGES is set"
+                                            : fmt::format("the answers of {} draws do not fit device memory", draws),
+                              sl.size(), sl.front().images,
+                              sl.back().images != sl.front().images ? fmt::format(", the last of {}", sl.back().images)
+                                                                    : std::string());
+  }
   info_.draws_s = std::chrono::duration<double>(Clock::now() - t_draws).count();
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
   graphs_ = std::make_unique<GraphCache>(cudnn_, problem_, math_, *pool_, s, ctx_.get());
-  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *ref_, *graphs_, s,
+  convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *check_, *graphs_, s,
                                            scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
   convs_->set_graph_head(size_t(std::max(0, setup.conv_graph_head)));
   runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, *graphs_, s);
-  verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *ref_);
+  verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *check_);
   timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes), scrub);
 
   info_.device = {{"name", device_.name}, {"arch", arch}, {"sm_count", device_.limits.sm_count},
@@ -125,6 +148,8 @@ protocol::RunReply Session::run(const protocol::RunRequest& req) {
   }
   reply.conv_choices = convs_->choices();
   reply.notes = convs_->notes();
+  if (!setup_note_.empty()) reply.notes.push_back(std::move(setup_note_));  // once per worker
+  setup_note_.clear();
   for (std::string& n : graphs_->take_notes()) reply.notes.push_back(std::move(n));
   return reply;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The worker's GPU state for one problem, and the three things the tuner asks of it: verify a
 // variant and time it, and re-time several interleaved. It wires together the parts, each with
-// one job: InputDraws (inputs and float64 answers), ConvAlgoCache (cuDNN's verified algorithm
-// per layout), PlanRunner (buffers and launches), Verifier, Timer.
+// one job: InputDraws (inputs and float64 answers), ReferenceCheck (comparisons, whole or sliced
+// by images), ConvAlgoCache (cuDNN's verified algorithm per layout), PlanRunner (buffers and
+// launches), Verifier, Timer.
 // Lives only in the worker process (tune/worker_main.cpp): a fault kills it, not the tuner.
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "worker/graph_cache.hpp"
 #include "worker/input_draws.hpp"
 #include "worker/plan_runner.hpp"
+#include "worker/reference_check.hpp"
 #include "protocol/protocol.hpp"
 #include "worker/timer.hpp"
 #include "worker/verifier.hpp"
@@ -57,12 +59,14 @@ class Session {
   std::unique_ptr<reference::GpuReference> ref_;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<InputDraws> draws_;
+  std::unique_ptr<ReferenceCheck> check_;
   std::unique_ptr<GraphCache> graphs_;  // before convs_, which uses it
   std::unique_ptr<ConvAlgoCache> convs_;
   std::unique_ptr<PlanRunner> runner_;
   std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<Timer> timer_;
   std::map<std::string, Loaded> loaded_;
+  std::string setup_note_;  // for the first reply: how verification is sliced, if it is
   protocol::SetupReply info_;
 };
 

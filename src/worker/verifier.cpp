@@ -54,9 +54,8 @@ Verifier::RunVerdict Verifier::check_run(const Loaded& l, int d, bool out_of_pla
   runner_.run_all(l, b);
   sync_or_lose(v.name);
 
-  const Draw& draw = draws_.draw(d);
-  const reference::RefArrays& answer = v.role() == codegen::Role::floor ? *draw.answer.conv : draw.answer.output;
-  const auto e = ref_.compare(out, v.output_layout == spec::Layout::nhwc, answer, s);
+  const Answer which = v.role() == codegen::Role::floor ? Answer::conv : Answer::output;
+  const auto e = check_.compare(d, which, out, v.output_layout == spec::Layout::nhwc);
   fold(worst, e);
   const std::string how = out_of_place && in_place ? " (in-place step run out of place)"
                           : in_place               ? " (in place)"

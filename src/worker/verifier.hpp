@@ -8,10 +8,10 @@
 #include <string>
 
 #include "common/math_mode.hpp"
-#include "reference/gpu_reference.hpp"
 #include "worker/buffer_pool.hpp"
 #include "worker/input_draws.hpp"
 #include "worker/plan_runner.hpp"
+#include "worker/reference_check.hpp"
 #include "protocol/status.hpp"
 #include "protocol/variant_result.hpp"
 
@@ -25,8 +25,8 @@ struct VerifyOutcome {
 
 class Verifier {
  public:
-  Verifier(MathMode math, InputDraws& draws, BufferPool& pool, PlanRunner& runner, reference::GpuReference& ref)
-      : math_(math), draws_(draws), pool_(pool), runner_(runner), ref_(ref) {}
+  Verifier(MathMode math, InputDraws& draws, BufferPool& pool, PlanRunner& runner, ReferenceCheck& check)
+      : math_(math), draws_(draws), pool_(pool), runner_(runner), check_(check) {}
 
   // Throws ContextLost when the plan kills the context, gpu::CudaError when a launch is refused.
   [[nodiscard]] VerifyOutcome verify(const Loaded& l);
@@ -43,7 +43,7 @@ class Verifier {
   InputDraws& draws_;
   BufferPool& pool_;
   PlanRunner& runner_;
-  reference::GpuReference& ref_;
+  ReferenceCheck& check_;
 };
 
 }  // namespace fusetune::worker

@@ -1,0 +1,61 @@
+#include "worker/reference_check.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "reference/bounds.hpp"
+
+namespace fusetune::worker {
+
+ReferenceCheck::ReferenceCheck(const spec::Problem& problem, MathMode math, const std::string& arch,
+                               InputDraws& draws, reference::GpuReference& whole, int64_t slice_images, CUstream s)
+    : problem_(problem), math_(math), draws_(draws), whole_(whole), stream_(s) {
+  if (slice_images <= 0) return;
+  slices_ = reference::image_slices(problem.conv.n, slice_images);
+  // Both compiles at once: NVRTC needs no context, the second overlaps the first's load.
+  std::optional<reference::RefCompiles> last;
+  if (slices_.back().images != slices_.front().images)
+    last.emplace(reference::slice_problem(problem, slices_.back().images), arch, math);
+  slice_ref_ = std::make_unique<reference::GpuReference>(reference::slice_problem(problem, slices_.front().images),
+                                                         arch, math);
+  if (last)
+    last_ref_ = std::make_unique<reference::GpuReference>(reference::slice_problem(problem, slices_.back().images),
+                                                          math, std::move(*last));
+}
+
+ReferenceCheck::~ReferenceCheck() = default;
+
+reference::GpuErrorStats ReferenceCheck::compare(int d, Answer which, CUdeviceptr out, bool out_nhwc) {
+  const Draw& draw = draws_.draw(d);
+  if (sliced()) return compare_sliced(draw, which, out, out_nhwc);
+  const reference::RefAnswer& a = *draw.answer;
+  switch (which) {
+    case Answer::output: return whole_.compare(out, out_nhwc, a.output, stream_);
+    case Answer::conv: return whole_.compare(out, out_nhwc, *a.conv, stream_);
+  }
+  return {};
+}
+
+reference::GpuErrorStats ReferenceCheck::compare_sliced(const Draw& draw, Answer which, CUdeviceptr out,
+                                                        bool out_nhwc) {
+  const spec::Conv& c = problem_.conv;
+  const bool conv_alone = which == Answer::conv;
+  // Elements of one image: of the output (K or 1 channels) or of the conv alone (K).
+  const uint64_t per_image = uint64_t(conv_alone ? c.conv_out_elems() : problem_.out_elems()) / uint64_t(c.n);
+  const uint64_t x_per_image = uint64_t(c.c * c.h * c.w);
+  ft_compare_acc total = ft_compare_acc_zero();
+  for (const reference::ImageSlice& sl : slices_) {
+    reference::GpuReference& ref = sl.images == slices_.front().images ? *slice_ref_ : *last_ref_;
+    const uint64_t first = uint64_t(sl.first);
+    // The slice's answer lives only for this comparison: the next slice's takes its memory.
+    const reference::RefAnswer a =
+        ref.compute(draw.x_nchw.ptr() + 4 * first * x_per_image, draw.w.ptr(), draw.chan_or_0(), conv_alone, stream_);
+    const reference::RefArrays& arrays = conv_alone ? *a.conv : a.output;
+    // Image n is outermost in either layout: the slice's output starts at the same element.
+    reference::merge_slice(total, ref.compare_sums(out + 4 * first * per_image, out_nhwc, arrays, stream_),
+                           first * per_image);
+  }
+  return reference::finish_compare(total, per_image * uint64_t(c.n), math_, draw.var_scale);
+}
+
+}  // namespace fusetune::worker
