@@ -16,7 +16,7 @@ KernelBench is copied anywhere):
   5. time:    KernelBench's measure_ref_program_time (src/kernelbench/timing.py: CUDA events, its
               warmup and trial counts) for the reference model eager, under torch.compile in
               mode "max-autotune" and "max-autotune-no-cudagraphs", and for ModelNew, the four
-              interleaved round by round (--rounds, each a median of --perf-trials runs).
+              interleaved round by round (--rounds, each KernelBench's mean of --perf-trials runs).
 Each problem's record is written to OUT/level<L>/<N>.json as soon as it is known, so a run that is
 cut resumes where it stopped (--force redoes them). The table goes to the terminal, --json and
 --csv; progress to stderr.
@@ -99,7 +99,9 @@ class Fusetune:
         specs = [ln.split("#", 1)[0].strip() for ln in out.splitlines()]
         specs = [sp for sp in specs if sp]
         if code != 0 or not specs:
-            return None, last_line(err) or last_line(out) or f"from-torch exit {code}"
+            # from-torch's last line is a count; the reason is its "not mapped:" line
+            why = [ln.strip() for ln in (err or "").splitlines() if "not mapped:" in ln]
+            return None, (why[-1] if why else "") or last_line(err) or last_line(out) or f"from-torch exit {code}"
         if len(specs) != 1:
             return None, f"from-torch wrote {len(specs)} specs for one model"
         return specs[0], None

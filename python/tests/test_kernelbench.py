@@ -45,7 +45,8 @@ def fake_fusetune(tmp_path):
         "    if '7_Other' in sys.argv[2]:\n"
         "        print('linear(m=8,k=16,n=4) | relu')\n"
         "        sys.exit(0)\n"
-        "    print('fusetune from-torch: line 12: dropout in training mode is random', file=sys.stderr)\n"
+        "    print('fusetune from-torch: not mapped: line 12: dropout in training mode is random', file=sys.stderr)\n"
+        "    print('fusetune from-torch: 0 block(s), 0 conv(s) not matched', file=sys.stderr)\n"
         "    sys.exit(1)\n"
         "if sys.argv[1] == 'tune':\n"
         "    if sys.argv[2].startswith('linear'):\n"
@@ -74,7 +75,7 @@ def test_without_a_gpu_it_maps_writes_records_and_resumes(tmp_path, monkeypatch,
     assert one["status"] == "mapped" and one["spec"] == "conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu"
     assert "no CUDA GPU" in one["reason"]
     refused = json.loads((out / "level2" / "66.json").read_text())
-    assert refused["status"] == "refused" and "dropout" in refused["reason"]
+    assert refused["status"] == "refused" and "not mapped: line 12: dropout" in refused["reason"]
     doc = json.loads((tmp_path / "run.json").read_text())
     assert [r["problem"] for r in doc["problems"]] == [1, 66]
     assert doc["compile_modes"] == ["max-autotune", "max-autotune-no-cudagraphs"]
