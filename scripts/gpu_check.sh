@@ -6,7 +6,8 @@
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
-#   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies
+#   GPU_TESTS    test binaries to run (default: every build/gpu_*_test); GTEST_FILTER applies;
+#                GPU_TEST_TIMEOUT seconds per binary (default 300)
 #   MATHS        math modes to tune the presets in (default: tf32 fp32); EXTRA=0 skips bench/problems.txt,
 #                EXTRA_LINES=N tunes only its first N problems
 #   KB_EVAL=0    step export skips KernelBench's correctness procedure (bench/kernelbench_eval.py)
@@ -44,7 +45,9 @@ if want tests; then
   build/fusetune devices | tee "$R/devices.txt"
   for t in ${GPU_TESTS:-build/gpu_*_test}; do
     stamp "$t"
-    "$t" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED: $t"; }
+    # one test binary may not eat the call (GPU_TEST_TIMEOUT seconds each, default 300)
+    timeout "${GPU_TEST_TIMEOUT:-300}" "$t" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} \
+      >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED (exit $?): $t"; }
     grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$R/gpu-tests.log" | tail -4
   done
   stamp "from-torch on real models (python/tests with this machine's torch)"
