@@ -103,6 +103,14 @@ TEST(ExportTorch, OtherProblemsGetTheGenericConstructor) {
                    "dilation=(1, 1), bias=True)"),
             std::string::npos)
       << m;
+  // KernelBench builds ModelNew(*get_init_inputs()) whatever the problem: the generic ModelNew
+  // takes the reference's arguments (and uses none: the spec fixes shapes and constants).
+  const auto w = winner_for(p, pick(variants_of(p), "epilogue.nhwc"), true);
+  const std::string kb = export_torch(p, w, TorchFlavor::kernelbench);
+  EXPECT_NE(kb.find("    def __init__(self, *init_inputs):\n"), std::string::npos);
+  if (have_python()) {
+    EXPECT_EQ(python_parse_error(kb), "");
+  }
 }
 
 TEST(ExportTorch, ModulesAreValidPython) {

@@ -291,16 +291,25 @@ def run_problem(n, path, args, ft, log):
         rec["reason"] = args.kb_reason
         return rec
     import torch  # noqa: PLC0415
-    with contextlib.redirect_stdout(sys.stderr):
-        result = args.kb_eval.eval_kernel_against_ref(
-            ref_src, new_src, seed_num=args.seed, num_correct_trials=args.trials, measure_performance=False,
-            precision=args.kb_eval.get_torch_dtype_from_string(args.precision))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            result = args.kb_eval.eval_kernel_against_ref(
+                ref_src, new_src, seed_num=args.seed, num_correct_trials=args.trials, measure_performance=False,
+                precision=args.kb_eval.get_torch_dtype_from_string(args.precision))
+    except Exception as e:  # noqa: BLE001 -- one problem's failure is its record, and the run goes on
+        rec["correct"], rec["status"] = False, "KernelBench-incorrect"
+        rec["reason"] = f"KernelBench's eval raised {type(e).__name__}: {last_line(str(e))}"
+        torch.cuda.empty_cache()
+        return rec
     rec["correct"] = bool(result and result.correctness)
     rec["kb_metadata"] = dict(result.metadata) if result else {}
     rec["status"] = "KernelBench-correct" if rec["correct"] else "KernelBench-incorrect"
     if not args.no_timing:
-        rec["times"] = time_interleaved(args.kb_timing, name, ref_src, new_src if rec["correct"] else None,
-                                        args.rounds, args.perf_trials, args.precision, log)
+        try:
+            rec["times"] = time_interleaved(args.kb_timing, name, ref_src, new_src if rec["correct"] else None,
+                                            args.rounds, args.perf_trials, args.precision, log)
+        except Exception as e:  # noqa: BLE001
+            rec["reason"] = f"timing raised {type(e).__name__}: {last_line(str(e))}"
     torch.cuda.empty_cache()
     return rec
 

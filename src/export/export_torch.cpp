@@ -24,7 +24,11 @@ std::string init_args(const TorchSignature& sig) {
   return out + "]";
 }
 
-std::string init_params(const TorchSignature& sig) {
+// KernelBench constructs ModelNew(*get_init_inputs()). A problem that is no preset has no known
+// constructor, so its ModelNew takes whatever the reference model takes and uses none of it: the
+// shapes and constants are the spec's, which the kernels were tuned for (forward checks the input).
+std::string init_params(const TorchSignature& sig, TorchFlavor flavor) {
+  if (sig.init_args.empty() && flavor == TorchFlavor::kernelbench) return ", *init_inputs";
   std::string out;
   for (const auto& arg : sig.init_args) out += ", " + arg.first;
   return out;
@@ -56,7 +60,7 @@ std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& w
   values["CLASS"] = flavor == TorchFlavor::kernelbench ? "ModelNew" : "Model";
   values["PRESET"] = py_str(sig.preset);
   values["INIT_ARGS"] = init_args(sig);
-  values["INIT_PARAMS"] = init_params(sig);
+  values["INIT_PARAMS"] = init_params(sig, flavor);
   values["PARAM_NAMES"] = param_names(sig);
   values["RUNTIME"] = torch_runtime();
   return fill_template(export_template("torch_module.py.in"), values);
