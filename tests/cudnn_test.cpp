@@ -256,6 +256,27 @@ TEST(CudnnTensorDesc, RejectsUndecidedLayoutAndOversizedExtents) {
   EXPECT_THROW(TensorDesc(Layout::nchw, 1, 0, 1, 1), Error);  // cuDNN's own BAD_PARAM
 }
 
+// Past 2^31 - 1 elements the legacy API answers NOT_SUPPORTED (H100, cuDNN 9.19): a variant on
+// such a tensor is recorded not_supported, so the refusal must be the type the worker catches.
+TEST(CudnnTensorDesc, PastTwoToTheThirtyOneElementsIsNotSupportedNotAFault) {
+  EXPECT_NO_THROW(TensorDesc(Layout::nchw, 1, 1, 1, int64_t{INT32_MAX}));
+  try {
+    TensorDesc(Layout::nhwc, 520, 64, 256, 256);
+    FAIL() << "no refusal";
+  } catch (const CudnnNotSupported& e) {
+    EXPECT_NE(std::string(e.what()).find("(520, 64, 256, 256)"), std::string::npos) << e.what();
+  }
+  // cuDNN's own NOT_SUPPORTED family (3000 and its sub-codes) is the same refusal.
+  EXPECT_THROW(detail::throw_cudnn_error(CUDNN_STATUS_NOT_SUPPORTED, "call()", "f.cpp", 1), CudnnNotSupported);
+  EXPECT_THROW(detail::throw_cudnn_error(CUDNN_STATUS_BAD_PARAM, "call()", "f.cpp", 1), Error);
+  try {
+    detail::throw_cudnn_error(CUDNN_STATUS_BAD_PARAM, "call()", "f.cpp", 1);
+  } catch (const CudnnNotSupported&) {
+    FAIL() << "BAD_PARAM is not a refusal";
+  } catch (const Error&) {
+  }
+}
+
 TEST(CudnnTensorDesc, MoveTransfersOwnership) {
   TensorDesc a(Layout::nchw, 1, 2, 3, 4);
   const cudnnTensorDescriptor_t raw = a.get();

@@ -35,6 +35,9 @@ std::string cudnn_error_message(cudnnStatus_t status, const char* call, const ch
 }
 
 void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file, int line) {
+  // cuDNN 9 numbers its status families by thousands: 3000-3999 are NOT_SUPPORTED and its sub-codes.
+  if (int(status) / 1000 == int(CUDNN_STATUS_NOT_SUPPORTED) / 1000)
+    throw CudnnNotSupported(cudnn_error_message(status, call, file, line));
   throw Error(ExitCode::failure, cudnn_error_message(status, call, file, line));
 }
 

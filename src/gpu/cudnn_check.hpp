@@ -7,7 +7,19 @@
 #include <cudnn.h>
 
 #include <string>
+#include "common/error.hpp"
 #include "common/source_file.hpp"
+
+namespace fusetune::gpu {
+
+// cuDNN answered NOT_SUPPORTED (status 3000 and its sub-codes): a limit of the library for this
+// configuration, not a fault; the worker records the variant `not_supported` with this reason.
+class CudnnNotSupported : public Error {
+ public:
+  explicit CudnnNotSupported(const std::string& reason) : Error(ExitCode::failure, reason) {}
+};
+
+}  // namespace fusetune::gpu
 
 namespace fusetune::gpu::detail {
 

@@ -66,8 +66,6 @@ std::shared_ptr<fe::graph::Graph> make_graph(cudnnHandle_t handle, const ConvNdD
   v->set_output(true).set_uid(kUidY).set_dim(geo.y.dim).set_stride(geo.y.stride).set_data_type(fe::DataType_t::FLOAT);
   detail::check_graph(g->validate(), "the graph");
   detail::check_graph(g->build_operation_graph(handle), "the operation graph");
-  // Strict fp32: no engine that rounds fp32 inputs to TF32 for the tensor cores (as cudnn_graph.cpp).
-  if (d.math == MathMode::fp32) g->deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
   return g;
 }
 
@@ -80,7 +78,11 @@ struct ConvNdGraph::Impl {
   detail::GraphPlans plans;
 
   Impl(cudnnHandle_t h, const ConvNdDesc& d, const ConvNdGeometry& g)
-      : handle(h), desc(d), geo(g), plans([this] { return make_graph(handle, desc, geo); }) {}
+      : handle(h),
+        desc(d),
+        geo(g),
+        plans([this] { return make_graph(handle, desc, geo); },
+              d.math == MathMode::fp32 ? detail::strict_fp32_notes() : std::vector<fe::NumericalNote_t>{}) {}
   Impl(const Impl&) = delete;  // `plans` holds a pointer to this Impl
   Impl& operator=(const Impl&) = delete;
 

@@ -214,8 +214,6 @@ struct CudnnGraph::Impl {
     views = b.views();
     check_graph(g->validate(), "the graph");
     check_graph(g->build_operation_graph(handle), "the operation graph");
-    // Strict fp32: no engine that rounds fp32 inputs to TF32 for the tensor cores.
-    if (desc.math == MathMode::fp32) g->deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
     return g;
   }
 };
@@ -224,7 +222,9 @@ CudnnGraph::CudnnGraph(cudnnHandle_t handle, const GraphDesc& desc) : impl_(std:
   impl_->handle = handle;
   impl_->desc = desc;
   impl_->make_graph();  // refuses early what cuDNN cannot represent
-  impl_->plans = std::make_unique<detail::GraphPlans>([impl = impl_.get()] { return impl->make_graph(); });
+  impl_->plans = std::make_unique<detail::GraphPlans>(
+      [impl = impl_.get()] { return impl->make_graph(); },
+      desc.math == MathMode::fp32 ? detail::strict_fp32_notes() : std::vector<fe::NumericalNote_t>{});
 }
 
 CudnnGraph::~CudnnGraph() = default;

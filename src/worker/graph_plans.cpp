@@ -26,6 +26,7 @@ std::shared_ptr<fe::graph::Graph> GraphPlans::listed() {
   auto g = make_();
   check_graph(g->create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK}),
               "every engine configuration (heuristics A, B and fallback)");
+  if (!deselect_.empty()) g->deselect_numeric_notes(deselect_);
   return g;
 }
 
@@ -84,6 +85,7 @@ int64_t GraphPlans::prepare(const EngineKey& key) {
   for (const auto& [type, value] : key.knobs) knobs[fe::KnobType_t(type)] = value;
   const std::string what = "engine configuration " + codegen::engine_label(key);
   check_graph(g->create_execution_plan(key.engine, knobs), what);
+  if (!deselect_.empty()) g->deselect_numeric_notes(deselect_);  // a barred one fails its build below
   check_graph(g->check_support(), what);
   check_graph(g->build_plan_at_index(0), what);
   Plan plan{g, 0, 0, ""};

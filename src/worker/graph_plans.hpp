@@ -29,13 +29,23 @@ namespace fe = cudnn_frontend;
 // Throws GraphRefused with cuDNN's message when `e` is bad.
 void check_graph(fe::error_t e, const std::string& what);
 
+// Strict fp32: no engine that uses the tensor cores (TF32 for fp32 data) or converts its inputs
+// down.
+[[nodiscard]] inline std::vector<fe::NumericalNote_t> strict_fp32_notes() {
+  return {fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS};
+}
+
 class GraphPlans {
  public:
-  // A fresh graph, validated and with its operation graph built (and the numeric notes of the
-  // math mode deselected); throws GraphRefused.
+  // A fresh graph, validated and with its operation graph built; throws GraphRefused.
   using MakeGraph = std::function<std::shared_ptr<fe::graph::Graph>()>;
 
-  explicit GraphPlans(MakeGraph make) : make_(std::move(make)) {}
+  // `deselect`: numeric notes no configuration may carry (strict fp32: strict_fp32_notes()).
+  // The frontend bars configurations by their notes only among those already listed, so the
+  // notes are deselected after each listing, never on the fresh graph (where they barred
+  // nothing: strict fp32 graphs ran TF32 engines, H100 2026-12-06, gpu_conv_nd_graph_test).
+  explicit GraphPlans(MakeGraph make, std::vector<fe::NumericalNote_t> deselect = {})
+      : make_(std::move(make)), deselect_(std::move(deselect)) {}
 
   // As CudnnGraph::engines: the first `most` (0: all), built or only listed.
   std::vector<GraphEngine> engines(size_t most, bool build);
@@ -62,6 +72,7 @@ class GraphPlans {
                        CUdeviceptr workspace, size_t workspace_bytes);
 
   MakeGraph make_;
+  std::vector<fe::NumericalNote_t> deselect_;
   std::map<EngineKey, Plan> plans_;
   std::map<std::string, Plan> named_;  // every plan built here, by cuDNN's name for it
 };

@@ -12,6 +12,7 @@
 #include "codegen/variant_check.hpp"
 #include "common/error.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cudnn_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "gpu/event.hpp"
 #include "spec/parser.hpp"
@@ -143,6 +144,11 @@ protocol::RunReply Session::run(const protocol::RunRequest& req) {
   } catch (const worker::GraphRefused& e) {
     // cuDNN refused this engine configuration (or failed to run it): its answer is the reason.
     sync_or_lose("cuDNN graph");
+    reply.status = protocol::Status::not_supported;
+    reply.reason = e.what();
+  } catch (const gpu::CudnnNotSupported& e) {
+    // A legacy cuDNN call's NOT_SUPPORTED (tensors past 2^31 elements): a limit, not a fault.
+    sync_or_lose("cuDNN");
     reply.status = protocol::Status::not_supported;
     reply.reason = e.what();
   }
