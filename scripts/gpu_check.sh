@@ -28,6 +28,7 @@
 #   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
 #                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
 #                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md);
+#                KB_TIMEOUT seconds for the step (records so far are packed);
 #                KB_RECORDS a carried folder of a GPU-less `fusetune kernelbench --out` run whose records seed this one
 # Where the environment differs from the defaults (cuDNN, the built source folder, $OUT, the database),
 # see scripts/lib/gpu_common.sh.
@@ -244,7 +245,8 @@ if [[ " ${GPU_STEPS[*]} " == *" kernelbench "* ]]; then
   if [ -n "${KB_RECORDS:-}" ] && [ -d "$KB_RECORDS/level2" ]; then
     mkdir -p "$R/kernelbench/level2" && cp -n "$KB_RECORDS"/level2/*.json "$R/kernelbench/level2/"
   fi
-  PYTHONPATH="$deps${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 build/fusetune kernelbench \
+  # KB_TIMEOUT seconds (default none): the step stops there and still packs the records it has
+  PYTHONPATH="$deps${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 timeout "${KB_TIMEOUT:-0}" build/fusetune kernelbench \
     --kernelbench "${KERNELBENCH:-.kernelbench}" --problems "${KB_PROBLEMS:-1-100}" --out "$R/kernelbench" \
     --json "$R/kernelbench.json" ${KB_ARGS:---time-budget 60 --rounds 3} > "$R/kernelbench.md" \
     2> "$R/kernelbench.log" || rc=1
