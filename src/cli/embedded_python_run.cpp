@@ -1,5 +1,6 @@
 #include "cli/embedded_python_run.hpp"
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,42 @@
 extern char** environ;
 
 namespace fusetune::cli {
+
+namespace {
+
+volatile sig_atomic_t g_child = 0;  // the Python process a TERM or HUP is passed on to
+
+extern "C" void pass_on(int sig) {
+  if (g_child > 0) kill(pid_t(g_child), sig);
+}
+
+// While Python runs, a TERM or HUP sent to fusetune (`timeout`, a batch system, a closed session)
+// is passed on to it, so it stops too and this process still removes its temporary folder; before,
+// fusetune died alone and Python went on holding the GPU. (Ctrl-C reaches both through the
+// terminal's process group.)
+class PassOnSignals {
+ public:
+  explicit PassOnSignals(pid_t child) {
+    g_child = child;
+    struct sigaction sa {};
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGHUP, &sa, &old_hup_);
+  }
+  ~PassOnSignals() {
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
+    g_child = 0;
+  }
+  PassOnSignals(const PassOnSignals&) = delete;
+  PassOnSignals& operator=(const PassOnSignals&) = delete;
+
+ private:
+  struct sigaction old_term_ {}, old_hup_ {};
+};
+
+}  // namespace
 
 int run_embedded_python(const std::string& command, const std::string& module, const std::vector<std::string>& args,
                         const std::vector<std::string>& extra_env) {
@@ -59,8 +96,11 @@ int run_embedded_python(const std::string& command, const std::string& module, c
                                  "FUSETUNE_PYTHON to a python3 that has torch)",
                                  command, python, std::strerror(rc)));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw Error(ExitCode::failure, fmt::format("{}: lost its Python process", command));
+  {
+    const PassOnSignals pass_on_signals(pid);
+    while (waitpid(pid, &status, 0) < 0)
+      if (errno != EINTR) throw Error(ExitCode::failure, fmt::format("{}: lost its Python process", command));
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   fmt::print(stderr, "fusetune: {}: Python ended by signal {}\n", command, WTERMSIG(status));
   return int(ExitCode::failure);
