@@ -119,7 +119,7 @@ TEST(VariantRecord, CheckRefusesUnsoundPlans) {
       {"zero grid", [](Variant& v) { v.plan.back().kernel().launch.grid[0] = 0; }, "grid"},
       {"too many threads", [](Variant& v) { v.plan.back().kernel().launch.block = {2048, 1, 1}; }, "block"},
       {"written argument out of range", [](Variant& v) { v.plan.back().kernel().writes = {7}; }, "written arguments"},
-      {"buffer ref out of range", [](Variant& v) { v.plan.back().kernel().args[0] = 99; }, "outside the table"},
+      {"buffer ref out of range", [](Variant& v) { v.plan.back().kernel().args[0] = BufferRef{99}; }, "outside the table"},
       {"output of the wrong size", [](Variant& v) { v.output = *v.find_buffer("chan"); }, "no step writes"},
       {"conv filters of the other layout",
        [](Variant& v) {

@@ -78,6 +78,8 @@ fusetune::protocol::TimeFigures figures(const codegen::Variant& v, double jitter
             ms += std::atof(add);
           break;
         case codegen::StepKind::cudnn_graph: ms = 0.4 + 0.2 * name_hash(v.name); break;
+        case codegen::StepKind::gemm:
+        case codegen::StepKind::conv_nd: ms = 0.8; break;  // version-2 main steps (never tuned yet)
       }
     }
     ms *= 1 + jitter;

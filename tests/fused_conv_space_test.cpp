@@ -209,7 +209,7 @@ TEST(FusedConvPlan, PacksTheFiltersUntimedThenRunsOneKernel) {
       ASSERT_EQ(ck.args.size(), 4u);
       EXPECT_EQ(v.buffer(ck.args[0]).kind, BufferKind::input);
       EXPECT_EQ(ck.args[1], pk.args[1]);
-      EXPECT_EQ(ck.args[2], v.output);
+      EXPECT_EQ(ck.buffer_arg(2), v.output);
       EXPECT_EQ(v.buffer(ck.args[3]).kind, BufferKind::channels);
       EXPECT_EQ(ck.writes, (std::vector<size_t>{2}));
       EXPECT_EQ(v.output_buffer().name, "out");

@@ -17,7 +17,7 @@ inline std::string kernel_name(const Step& s) { return s.kind() == StepKind::ker
 // A kernel step's arguments by name.
 inline std::vector<std::string> arg_names(const Variant& v, const Step& s) {
   std::vector<std::string> out;
-  for (BufferRef r : s.kernel().args) out.push_back(v.buffer(r).name);
+  for (const KernelArg& a : s.kernel().args) out.push_back(v.buffer(a).name);
   return out;
 }
 

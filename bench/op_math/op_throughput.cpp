@@ -114,7 +114,7 @@ Best best_pass(const ft::spec::Problem& p, const std::string& design, const ft::
     const CUfunction f = m.function(k.name);
     if (k.launch.smem_bytes > 48 * 1024) ft::gpu::set_max_dynamic_smem(f, int(k.launch.smem_bytes));
     std::vector<CUdeviceptr> args;
-    for (ft::codegen::BufferRef r : k.args) args.push_back(ptrs[r]);
+    for (size_t a = 0; a < k.args.size(); ++a) args.push_back(ptrs[k.buffer_arg(a)]);
     std::vector<void*> argp;
     for (CUdeviceptr& a : args) argp.push_back(&a);
     // In place, the pass reads what it wrote last time: the op chain's values drift, so refresh

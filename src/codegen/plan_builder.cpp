@@ -114,7 +114,7 @@ void PlanBuilder::kernel(const std::string& name, const LaunchConfig& launch, st
   KernelStep k;
   k.name = name;
   k.launch = launch;
-  k.args = std::move(args);
+  k.args.assign(args.begin(), args.end());
   k.writes = std::move(writes);
   v_.plan.push_back(Step{k, timed});
 }

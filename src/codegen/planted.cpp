@@ -131,7 +131,10 @@ Variant with_dropped_tap(const spec::Problem& problem, const Variant& base) {
         break;
       case StepKind::kernel:
         for (auto& a : st.kernel().args)
-          if (a == w) a = wp;
+          if (arg_buffer(a) == w) a = wp;
+        break;
+      case StepKind::gemm:     // version-2 plans are never planted (generate_variants takes chains only)
+      case StepKind::conv_nd:
         break;
     }
   }

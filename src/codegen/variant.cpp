@@ -33,12 +33,17 @@ std::string_view buffer_kind_name(BufferKind k) {
     case BufferKind::filters: return "filters";
     case BufferKind::channels: return "channels";
     case BufferKind::scratch: return "scratch";
+    case BufferKind::weights: return "weights";
+    case BufferKind::bias: return "bias";
+    case BufferKind::param: return "param";
+    case BufferKind::extra: return "extra";
   }
   return "?";
 }
 
 std::optional<BufferKind> buffer_kind_from_name(std::string_view name) {
-  for (BufferKind k : {BufferKind::input, BufferKind::filters, BufferKind::channels, BufferKind::scratch})
+  for (BufferKind k : {BufferKind::input, BufferKind::filters, BufferKind::channels, BufferKind::scratch,
+                       BufferKind::weights, BufferKind::bias, BufferKind::param, BufferKind::extra})
     if (buffer_kind_name(k) == name) return k;
   return std::nullopt;
 }
@@ -50,13 +55,15 @@ std::string_view tensor_layout_name(TensorLayout l) {
     case TensorLayout::kcrs: return "KCRS";
     case TensorLayout::krsc: return "KRSC";
     case TensorLayout::vector: return "vector";
+    case TensorLayout::row_major: return "row-major";
   }
   return "?";
 }
 
 std::optional<TensorLayout> tensor_layout_from_name(std::string_view name) {
   for (TensorLayout l :
-       {TensorLayout::nchw, TensorLayout::nhwc, TensorLayout::kcrs, TensorLayout::krsc, TensorLayout::vector})
+       {TensorLayout::nchw, TensorLayout::nhwc, TensorLayout::kcrs, TensorLayout::krsc, TensorLayout::vector,
+        TensorLayout::row_major})
     if (tensor_layout_name(l) == name) return l;
   return std::nullopt;
 }
@@ -95,7 +102,20 @@ std::vector<BufferRef> Step::reads() const {
       const KernelStep& k = kernel();
       std::vector<BufferRef> r;
       for (size_t i = 0; i < k.args.size(); ++i)
-        if (std::find(k.writes.begin(), k.writes.end(), i) == k.writes.end()) r.push_back(k.args[i]);
+        if (const auto b = arg_buffer(k.args[i]); b && std::find(k.writes.begin(), k.writes.end(), i) == k.writes.end())
+          r.push_back(*b);
+      return r;
+    }
+    case StepKind::gemm: {
+      const GemmStep& g = gemm();
+      std::vector<BufferRef> r{g.a, g.b};
+      if (g.bias) r.push_back(*g.bias);
+      return r;
+    }
+    case StepKind::conv_nd: {
+      const ConvNdStep& c = conv_nd();
+      std::vector<BufferRef> r{c.in, c.filters};
+      if (c.bias) r.push_back(*c.bias);
       return r;
     }
   }
@@ -110,9 +130,12 @@ std::vector<BufferRef> Step::writes() const {
       const KernelStep& k = kernel();
       std::vector<BufferRef> w;
       for (size_t i : k.writes)
-        if (i < k.args.size()) w.push_back(k.args[i]);
+        if (i < k.args.size())
+          if (const auto b = arg_buffer(k.args[i])) w.push_back(*b);
       return w;
     }
+    case StepKind::gemm: return {gemm().out};
+    case StepKind::conv_nd: return {conv_nd().out};
   }
   return {};
 }
@@ -132,6 +155,33 @@ std::optional<size_t> Variant::in_place_output_step() const {
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+bool Variant::model_plan() const {
+  for (const Buffer& b : buffers) {
+    switch (b.kind) {
+      case BufferKind::input:
+      case BufferKind::filters:
+      case BufferKind::channels:
+      case BufferKind::scratch: break;
+      case BufferKind::weights:
+      case BufferKind::bias:
+      case BufferKind::param:
+      case BufferKind::extra: return true;
+    }
+  }
+  for (const Step& st : plan) {
+    switch (st.kind()) {
+      case StepKind::cudnn_conv:
+      case StepKind::cudnn_graph: break;
+      case StepKind::kernel:
+        if (!st.kernel().buffers_only()) return true;
+        break;
+      case StepKind::gemm:
+      case StepKind::conv_nd: return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace fusetune::codegen

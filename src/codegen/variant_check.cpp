@@ -6,7 +6,10 @@
 #include <cmath>
 #include <set>
 
+#include "codegen/model_buffers.hpp"
+#include "codegen/stage_source.hpp"
 #include "reference/problem_data.hpp"
+#include "spec/shape_rules.hpp"
 
 namespace fusetune::codegen {
 
@@ -18,6 +21,8 @@ constexpr size_t kMaxArgs = 32;
 constexpr size_t kMaxParams = 64;
 constexpr size_t kMaxSourceBytes = size_t(8) << 20;
 constexpr int64_t kMaxParamValue = int64_t(1) << 40;
+constexpr size_t kMaxRank = 6;             // the per-stage kernels' FT_ST_MAX_RANK
+constexpr size_t kMaxValueBytes = 4096;   // a by-value kernel argument (CUDA allows 4 KiB of parameters)
 constexpr uint32_t kMaxSmem = 232448;  // 227 KiB: the largest opt-in shared memory of any GPU we target
 
 using Dims = std::vector<std::pair<std::string, int64_t>>;
@@ -44,10 +49,22 @@ bool filters_ok(const Buffer& b, const spec::Conv& c, spec::Layout l) {
   return b.layout == TensorLayout::kcrs && b.dims == Dims{{"K", c.k}, {"C", c.c}, {"R", c.r}, {"S", c.s}};
 }
 
+std::string check_launch(const KernelStep& k) {
+  const auto& g = k.launch.grid;
+  const auto& b = k.launch.block;
+  if (g[0] < 1 || g[0] > 2147483647u || g[1] < 1 || g[1] > 65535 || g[2] < 1 || g[2] > 65535)
+    return fmt::format("kernel {} has grid ({}, {}, {})", k.name, g[0], g[1], g[2]);
+  if (b[0] < 1 || b[1] < 1 || b[2] < 1 || k.launch.threads() > 1024 || b[2] > 64)
+    return fmt::format("kernel {} has block ({}, {}, {})", k.name, b[0], b[1], b[2]);
+  if (k.launch.smem_bytes > kMaxSmem) return fmt::format("kernel {} asks for {} B of shared memory", k.name, k.launch.smem_bytes);
+  return "";
+}
+
 std::string check_buffer(const Buffer& b, const spec::Problem& p) {
   const spec::Conv& c = p.conv;
   if (!is_identifier(b.name)) return fmt::format("buffer name '{}' is not an identifier", b.name.substr(0, 64));
-  if (b.dims.empty() || b.dims.size() > 4) return fmt::format("buffer {} has {} dimensions", b.name, b.dims.size());
+  const size_t max_rank = b.layout == TensorLayout::row_major ? kMaxRank : 4;
+  if (b.dims.empty() || b.dims.size() > max_rank) return fmt::format("buffer {} has {} dimensions", b.name, b.dims.size());
   for (const auto& [n, v] : b.dims) {
     if (!is_identifier(n, 16)) return fmt::format("buffer {} names a dimension '{}'", b.name, n.substr(0, 16));
     if (v < 0 || v > kMaxParamValue) return fmt::format("buffer {} has an extent {} out of range", b.name, v);
@@ -72,20 +89,170 @@ std::string check_buffer(const Buffer& b, const spec::Problem& p) {
         return fmt::format("scratch buffer {} holds {} floats (1 to {} allowed for this problem)", b.name, b.floats(),
                            largest);
       return "";
+    case BufferKind::weights:
+    case BufferKind::bias:
+    case BufferKind::param:
+    case BufferKind::extra:
+      return fmt::format("buffer {} is of kind {}, which only version-2 plans use", b.name, buffer_kind_name(b.kind));
   }
   return "unknown buffer kind";
 }
 
-std::string check_launch(const KernelStep& k) {
-  const auto& g = k.launch.grid;
-  const auto& b = k.launch.block;
-  if (g[0] < 1 || g[0] > 2147483647u || g[1] < 1 || g[1] > 65535 || g[2] < 1 || g[2] > 65535)
-    return fmt::format("kernel {} has grid ({}, {}, {})", k.name, g[0], g[1], g[2]);
-  if (b[0] < 1 || b[1] < 1 || b[2] < 1 || k.launch.threads() > 1024 || b[2] > 64)
-    return fmt::format("kernel {} has block ({}, {}, {})", k.name, b[0], b[1], b[2]);
-  if (k.launch.smem_bytes > kMaxSmem) return fmt::format("kernel {} asks for {} B of shared memory", k.name, k.launch.smem_bytes);
+// Kernel arguments: buffers in the table, by-value structs of a sane size, written ones buffers.
+std::string check_kernel_args(const KernelStep& k, size_t buffers) {
+  if (k.args.empty() || k.args.size() > kMaxArgs) return fmt::format("{} arguments", k.args.size());
+  for (const KernelArg& a : k.args) {
+    if (const auto r = arg_buffer(a)) {
+      if (*r >= buffers) return "names a buffer outside the table";
+    } else if (const ValueArg* val = std::get_if<ValueArg>(&a)) {
+      if (!is_identifier(val->type, 64)) return "passes a by-value argument whose type is not an identifier";
+      if (val->bytes.empty() || val->bytes.size() > kMaxValueBytes || val->bytes.size() % 8 != 0)
+        return fmt::format("passes a by-value {} of {} bytes", val->type, val->bytes.size());
+    }
+  }
+  std::set<size_t> w;
+  for (size_t a : k.writes)
+    if (a >= k.args.size() || !w.insert(a).second || !arg_buffer(k.args[a])) return "bad list of written arguments";
   return "";
 }
+
+// ---- version-2 problems: one dense row-major tensor per buffer ----
+
+using spec::Shape;
+
+Shape dims_of(const Buffer& b) {
+  Shape s;
+  for (const auto& d : b.dims) s.push_back(d.second);
+  return s;
+}
+
+// param_shapes: the general form's (a chain-form epilogue's parameter is (1, K, 1, ...)).
+std::string check_model_buffer(const Buffer& b, const spec::Problem& p, const std::vector<Shape>& param_shapes,
+                               int64_t largest) {
+  if (!is_identifier(b.name)) return fmt::format("buffer name '{}' is not an identifier", b.name.substr(0, 64));
+  if (b.layout != TensorLayout::row_major) return fmt::format("buffer {} is not row-major", b.name);
+  // Rank 0 is a scalar (a reduction over everything without keepdim): one float.
+  if (b.dims.size() > kMaxRank) return fmt::format("buffer {} has {} dimensions", b.name, b.dims.size());
+  for (const auto& [n, v] : b.dims) {
+    if (!is_identifier(n, 16)) return fmt::format("buffer {} names a dimension '{}'", b.name, n.substr(0, 16));
+    if (v < 0 || v > kMaxParamValue) return fmt::format("buffer {} has an extent {} out of range", b.name, v);
+  }
+  if (b.what.size() > 500) return fmt::format("buffer {} has a description of {} bytes", b.name, b.what.size());
+  const auto want = [&](const Shape& s, const char* what) {
+    return dims_of(b) == s ? std::string()
+                           : fmt::format("{} buffer {} is {}, {} is {}", buffer_kind_name(b.kind), b.name,
+                                         spec::shape_text(dims_of(b)), what, spec::shape_text(s));
+  };
+  switch (b.kind) {
+    case BufferKind::input: return want(main_input_shape(p), "the main operator's input");
+    case BufferKind::weights: return want(main_weight_shape(p), "its weight");
+    case BufferKind::bias:
+      if (!main_has_bias(p)) return fmt::format("bias buffer {}: the main operator has no bias", b.name);
+      return want({p.channels()}, "its bias");
+    case BufferKind::param:
+      if (b.index < 0 || size_t(b.index) >= param_shapes.size())
+        return fmt::format("param buffer {} names parameter {} of {}", b.name, b.index, param_shapes.size());
+      return want(param_shapes[size_t(b.index)], "the parameter");
+    case BufferKind::extra:
+      if (b.index < 0 || size_t(b.index) >= p.input_shapes.size())
+        return fmt::format("extra buffer {} names input {} of {}", b.name, b.index, p.input_shapes.size());
+      return want(p.input_shapes[size_t(b.index)], "the extra input");
+    case BufferKind::scratch:
+      if (b.floats() < 1 || b.floats() > largest)
+        return fmt::format("scratch buffer {} holds {} floats (1 to {} allowed for this problem)", b.name, b.floats(),
+                           largest);
+      return "";
+    case BufferKind::filters:
+    case BufferKind::channels:
+      return fmt::format("buffer {} is of kind {}, which only conv2d chain plans use", b.name,
+                         buffer_kind_name(b.kind));
+  }
+  return "unknown buffer kind";
+}
+
+// check_variant for a problem that is not conv2d chain form.
+std::string check_model_variant(const Variant& v, const spec::Problem& p) {
+  const auto fail = [&](const std::string& what) { return fmt::format("variant {}: {}", v.name, what); };
+  int64_t largest = std::max(spec::elems(main_input_shape(p)), spec::elems(main_weight_shape(p)));
+  for (const Shape& s : spec::epilogue_shapes(p)) largest = std::max(largest, spec::elems(s));
+  std::set<std::string> names;
+  const std::vector<Shape> param_shapes = general_epilogue(p).param_shapes;
+  for (const auto& b : v.buffers) {
+    if (std::string e = check_model_buffer(b, p, param_shapes, largest); !e.empty()) return fail(e);
+    if (!names.insert(b.name).second) return fail(fmt::format("two buffers named {}", b.name));
+  }
+  std::vector<bool> written(v.buffers.size(), false);
+  const auto in_range = [&](BufferRef r) { return r < v.buffers.size(); };
+  const auto is = [&](BufferRef r, BufferKind k) { return v.buffer(r).kind == k; };
+  const int64_t main_out = p.main_out_elems();
+  for (size_t i = 0; i < v.plan.size(); ++i) {
+    const Step& st = v.plan[i];
+    const std::string where = fmt::format("step {}", i + 1);
+    switch (st.kind()) {
+      case StepKind::cudnn_conv:
+      case StepKind::cudnn_graph:
+        return fail(where + " is a conv2d chain step; this problem is not conv2d chain form");
+      case StepKind::gemm: {
+        const GemmStep& g = st.gemm();
+        if (!in_range(g.a) || !in_range(g.b) || !in_range(g.out) || (g.bias && !in_range(*g.bias)))
+          return fail(where + " names a buffer outside the table");
+        if (p.is_conv()) return fail(where + " is a GEMM, the problem's main operator a conv");
+        const spec::Gemm& q = p.gemm;
+        if (g.linear != (p.main == spec::MainKind::linear) || g.gemm.batch != q.batch || g.gemm.m != q.m ||
+            g.gemm.k != q.k || g.gemm.n != q.n || g.gemm.trans_a != q.trans_a || g.gemm.trans_b != q.trans_b ||
+            g.gemm.bias != q.bias)
+          return fail(where + ": the GEMM is not the problem's");
+        if (!is(g.a, BufferKind::input) || !is(g.b, BufferKind::weights))
+          return fail(where + ": the GEMM's operands are not the input and the weights");
+        if (g.bias.has_value() != q.bias || (g.bias && !is(*g.bias, BufferKind::bias)))
+          return fail(where + ": the GEMM's bias is not the problem's bias buffer");
+        if (v.buffer(g.out).floats() != main_out)
+          return fail(fmt::format("{}: GEMM output {} is not the main output's size", where, v.buffer(g.out).name));
+        break;
+      }
+      case StepKind::conv_nd: {
+        const ConvNdStep& c = st.conv_nd();
+        if (!in_range(c.in) || !in_range(c.filters) || !in_range(c.out) || (c.bias && !in_range(*c.bias)))
+          return fail(where + " names a buffer outside the table");
+        if (!p.is_conv() || c.main != p.main) return fail(where + ": the conv is not the problem's main operator");
+        if (c.layout != spec::Layout::nchw) return fail(where + ": conv layout (channels-first only)");
+        if (!is(c.in, BufferKind::input) || !is(c.filters, BufferKind::weights))
+          return fail(where + ": the conv's operands are not the input and the weights");
+        if (c.bias.has_value() != p.conv.bias || (c.bias && !is(*c.bias, BufferKind::bias)))
+          return fail(where + ": the conv's bias is not the problem's bias buffer");
+        if (v.buffer(c.out).floats() != main_out)
+          return fail(fmt::format("{}: conv output {} is not the main output's size", where, v.buffer(c.out).name));
+        break;
+      }
+      case StepKind::kernel: {
+        const KernelStep& k = st.kernel();
+        if (!is_identifier(k.name, 128)) return fail(where + ": kernel name is not an identifier");
+        if (std::string e = check_launch(k); !e.empty()) return fail(e);
+        if (std::string e = check_kernel_args(k, v.buffers.size()); !e.empty()) return fail(where + ": " + e);
+        break;
+      }
+    }
+    for (BufferRef r : st.reads())
+      if (is(r, BufferKind::scratch) && !written[r])
+        return fail(fmt::format("{} reads {} before any step writes it", where, v.buffer(r).name));
+    for (BufferRef r : st.writes()) {
+      if (!is(r, BufferKind::scratch))
+        return fail(fmt::format("{} writes {}, an input of the problem", where, v.buffer(r).name));
+      written[r] = true;
+    }
+  }
+  if (!in_range(v.output)) return fail("output buffer outside the table");
+  if (!written[v.output]) return fail(fmt::format("no step writes the output buffer {}", v.output_buffer().name));
+  if (v.output_layout != spec::Layout::nchw) return fail("output layout (v2 outputs are row-major, 'nchw')");
+  const Shape want = v.role() == Role::floor ? p.main_shape() : spec::out_shape(p);
+  if (dims_of(v.output_buffer()) != want)
+    return fail(fmt::format("output buffer {} is {}, the {} is {}", v.output_buffer().name,
+                            spec::shape_text(dims_of(v.output_buffer())),
+                            v.role() == Role::floor ? "main output" : "problem's output", spec::shape_text(want)));
+  if (!std::isfinite(v.kernel_bytes) || v.kernel_bytes < 0) return fail("kernel_bytes is not a finite size");
+  return "";
+}
+
 
 }  // namespace
 
@@ -115,6 +282,10 @@ std::string check_variant(const Variant& v, const spec::Problem& p) {
   }
   if (v.source.size() > kMaxSourceBytes) return fail(fmt::format("source of {} bytes", v.source.size()));
   if (v.buffers.empty() || v.buffers.size() > kMaxBuffers) return fail(fmt::format("{} buffers", v.buffers.size()));
+  if (!p.is_conv2d_chain()) {
+    if (v.plan.empty() || v.plan.size() > kMaxSteps) return fail(fmt::format("{} plan steps", v.plan.size()));
+    return check_model_variant(v, p);
+  }
   std::set<std::string> names;
   for (const auto& b : v.buffers) {
     if (std::string e = check_buffer(b, p); !e.empty()) return fail(e);
@@ -173,14 +344,16 @@ std::string check_variant(const Variant& v, const spec::Problem& p) {
         const KernelStep& k = st.kernel();
         if (!is_identifier(k.name, 128)) return fail(where + ": kernel name is not an identifier");
         if (std::string e = check_launch(k); !e.empty()) return fail(e);
-        if (k.args.empty() || k.args.size() > kMaxArgs) return fail(fmt::format("{}: {} arguments", where, k.args.size()));
-        for (BufferRef r : k.args)
-          if (!in_range(r)) return fail(where + " names a buffer outside the table");
-        std::set<size_t> w;
-        for (size_t a : k.writes)
-          if (a >= k.args.size() || !w.insert(a).second) return fail(where + ": bad list of written arguments");
+        if (std::string e = check_kernel_args(k, v.buffers.size()); !e.empty()) {
+          // The wording these tests and messages have always had.
+          if (e.starts_with("names")) return fail(where + " " + e);
+          return fail(where + ": " + e);
+        }
         break;
       }
+      case StepKind::gemm:
+      case StepKind::conv_nd:
+        return fail(where + " is a version-2 step; this problem is conv2d chain form");
     }
     for (BufferRef r : st.reads()) {
       const Buffer& b = v.buffer(r);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "spec/main_parser.hpp"
 #include "spec/ops.hpp"
 
 namespace fusetune::codegen {
@@ -17,11 +18,51 @@ spec::Layout conv_layout_from(const std::string& s) {
   throw InputError(fmt::format("variant: layout must be nchw or nhwc, not '{}'", s));
 }
 
+spec::MainKind main_from(const std::string& s) {
+  for (spec::MainKind k : {spec::MainKind::conv2d, spec::MainKind::conv3d, spec::MainKind::conv_transpose2d,
+                           spec::MainKind::conv_transpose3d, spec::MainKind::linear, spec::MainKind::matmul})
+    if (spec::detail::main_name(k) == s) return k;
+  throw InputError(fmt::format("variant: unknown main operator '{}'", s));
+}
+
 nlohmann::json buffer_to_json(const Buffer& b) {
   nlohmann::json dims = nlohmann::json::array();
   for (const auto& [n, v] : b.dims) dims.push_back({n, v});
-  return {{"name", b.name}, {"kind", buffer_kind_name(b.kind)}, {"layout", tensor_layout_name(b.layout)},
-          {"dims", dims}, {"what", b.what}};
+  nlohmann::json j{{"name", b.name}, {"kind", buffer_kind_name(b.kind)}, {"layout", tensor_layout_name(b.layout)},
+                   {"dims", dims}, {"what", b.what}};
+  if (b.index >= 0) j["index"] = b.index;  // only v2 buffers: older records stay byte for byte
+  return j;
+}
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// A kernel argument: a buffer by name (every chain-form kernel's, as always), null, or
+// {"type": ..., "bytes": hex} for a struct passed by value.
+nlohmann::json arg_to_json(const Variant& v, const KernelArg& a) {
+  if (const auto r = arg_buffer(a)) return v.buffer(*r).name;
+  if (std::holds_alternative<NullArg>(a)) return nullptr;
+  const ValueArg& val = std::get<ValueArg>(a);
+  std::string hex;
+  hex.reserve(2 * val.bytes.size());
+  for (uint8_t byte : val.bytes) {
+    hex.push_back(kHex[byte >> 4]);
+    hex.push_back(kHex[byte & 15]);
+  }
+  return {{"type", val.type}, {"bytes", hex}};
+}
+
+ValueArg value_arg_from(const Variant& v, const nlohmann::json& j) {
+  ValueArg a;
+  a.type = j.at("type").get<std::string>();
+  const std::string hex = j.at("bytes").get<std::string>();
+  const auto nibble = [&](char c) -> uint8_t {
+    if (c >= '0' && c <= '9') return uint8_t(c - '0');
+    if (c >= 'a' && c <= 'f') return uint8_t(c - 'a' + 10);
+    throw InputError(fmt::format("variant {}: a by-value argument's bytes are not lower-case hex", v.name));
+  };
+  if (hex.size() % 2 != 0) throw InputError(fmt::format("variant {}: a by-value argument has an odd hex length", v.name));
+  for (size_t i = 0; i < hex.size(); i += 2) a.bytes.push_back(uint8_t(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  return a;
 }
 
 Buffer buffer_from_json(const nlohmann::json& j) {
@@ -35,6 +76,7 @@ Buffer buffer_from_json(const nlohmann::json& j) {
   b.layout = *layout;
   for (const auto& d : j.at("dims")) b.dims.emplace_back(d.at(0).get<std::string>(), d.at(1).get<int64_t>());
   b.what = j.value("what", "");
+  b.index = j.value("index", -1);
   return b;
 }
 
@@ -71,9 +113,37 @@ nlohmann::json step_to_json(const Variant& v, const Step& s) {
       j["block"] = k.launch.block;
       j["smem"] = k.launch.smem_bytes;
       nlohmann::json args = nlohmann::json::array();
-      for (BufferRef r : k.args) args.push_back(name(r));
+      for (const KernelArg& a : k.args) args.push_back(arg_to_json(v, a));
       j["args"] = args;
       j["writes"] = k.writes;
+      break;
+    }
+    case StepKind::gemm: {
+      const GemmStep& g = s.gemm();
+      j["kind"] = "gemm";
+      j["linear"] = g.linear;
+      j["batch"] = g.gemm.batch;
+      j["m"] = g.gemm.m;
+      j["k"] = g.gemm.k;
+      j["n"] = g.gemm.n;
+      j["trans_a"] = g.gemm.trans_a;
+      j["trans_b"] = g.gemm.trans_b;
+      j["has_bias"] = g.gemm.bias;
+      j["a"] = name(g.a);
+      j["b"] = name(g.b);
+      j["out"] = name(g.out);
+      j["bias"] = g.bias ? nlohmann::json(name(*g.bias)) : nlohmann::json(nullptr);
+      break;
+    }
+    case StepKind::conv_nd: {
+      const ConvNdStep& c = s.conv_nd();
+      j["kind"] = "conv_nd";
+      j["main"] = spec::detail::main_name(c.main);
+      j["layout"] = layout_str(c.layout);
+      j["in"] = name(c.in);
+      j["filters"] = name(c.filters);
+      j["out"] = name(c.out);
+      j["bias"] = c.bias ? nlohmann::json(name(*c.bias)) : nlohmann::json(nullptr);
       break;
     }
   }
@@ -115,9 +185,39 @@ Step step_from_json(const Variant& v, const nlohmann::json& j) {
     k.launch.grid = j.at("grid").get<std::array<uint32_t, 3>>();
     k.launch.block = j.at("block").get<std::array<uint32_t, 3>>();
     k.launch.smem_bytes = j.at("smem").get<uint32_t>();
-    for (const auto& a : j.at("args")) k.args.push_back(ref(a));
+    for (const auto& a : j.at("args")) {
+      if (a.is_string()) k.args.emplace_back(ref(a));
+      else if (a.is_null()) k.args.emplace_back(NullArg{});
+      else k.args.emplace_back(value_arg_from(v, a));
+    }
     k.writes = j.at("writes").get<std::vector<size_t>>();
     return Step{k, timed};
+  }
+  if (kind == "gemm") {
+    GemmStep g;
+    g.linear = j.at("linear").get<bool>();
+    g.gemm.batch = j.at("batch").get<int64_t>();
+    g.gemm.m = j.at("m").get<int64_t>();
+    g.gemm.k = j.at("k").get<int64_t>();
+    g.gemm.n = j.at("n").get<int64_t>();
+    g.gemm.trans_a = j.at("trans_a").get<bool>();
+    g.gemm.trans_b = j.at("trans_b").get<bool>();
+    g.gemm.bias = j.at("has_bias").get<bool>();
+    g.a = ref(j.at("a"));
+    g.b = ref(j.at("b"));
+    g.out = ref(j.at("out"));
+    if (!j.at("bias").is_null()) g.bias = ref(j.at("bias"));
+    return Step{g, timed};
+  }
+  if (kind == "conv_nd") {
+    ConvNdStep c;
+    c.main = main_from(j.at("main").get<std::string>());
+    c.layout = conv_layout_from(j.at("layout").get<std::string>());
+    c.in = ref(j.at("in"));
+    c.filters = ref(j.at("filters"));
+    c.out = ref(j.at("out"));
+    if (!j.at("bias").is_null()) c.bias = ref(j.at("bias"));
+    return Step{c, timed};
   }
   throw InputError(fmt::format("variant {}: unknown step kind '{}'", v.name, kind));
 }

@@ -65,7 +65,11 @@ std::string kernel_call(size_t step, const codegen::Variant& v, const codegen::S
         k.name, cfg);
   }
   std::vector<std::string> args;
-  for (const auto a : k.args) args.push_back(v.buffer(a).name);
+  for (size_t a = 0; a < k.args.size(); ++a) {
+    const auto r = codegen::arg_buffer(k.args[a]);
+    if (!r) refuse_model_plan(v.name);  // winner_variant refused it already
+    args.push_back(v.buffer(*r).name);
+  }
   out += fmt::format("  {}<<<{}.grid, {}.block,\n  {:{}}{}.smem_bytes, stream>>>({});\n", k.name, cfg, cfg, "",
                      k.name.size() + 3, cfg, fmt::join(args, ", "));
   out +=
@@ -110,6 +114,8 @@ bool kernel_before_conv(const codegen::Variant& v) {
       case codegen::StepKind::cudnn_graph:
         if (kernel) return true;
         break;
+      case codegen::StepKind::gemm:
+      case codegen::StepKind::conv_nd: refuse_model_plan(v.name);
     }
   }
   return false;
@@ -172,6 +178,8 @@ std::string host_function(const codegen::Variant& v, const std::vector<BufferInf
         out += conv_call(i + 1, v, st, kernels_before);
         any_conv = true;
         break;
+      case codegen::StepKind::gemm:
+      case codegen::StepKind::conv_nd: refuse_model_plan(v.name);
     }
   }
   if (!any_conv) out += "  (void)conv;\n  (void)conv_ctx;\n";

@@ -26,6 +26,12 @@ struct BufferInfo {
 // The buffers a step reads and writes, in the order plan_buffers counts them.
 [[nodiscard]] std::vector<codegen::BufferRef> step_buffers(const codegen::Step& step);
 
+// The InputError for a version-2 problem or plan (GEMM / N-d conv steps, stage kernels with
+// by-value arguments), which no export format writes yet (docs/architecture.md, "Version-2
+// problems", item 4). winner_variant() throws it before any export starts; the exports'
+// switches over StepKind throw it for those kinds too.
+[[noreturn]] void refuse_model_plan(const std::string& variant_name);
+
 // "nchw" -> "NCHW": the layout of the plan's output.
 [[nodiscard]] std::string layout_name(spec::Layout layout);
 

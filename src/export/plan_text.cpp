@@ -7,6 +7,7 @@
 
 #include "codegen/cudnn_engine.hpp"
 #include "codegen/op_render.hpp"
+#include "export/plan_buffers.hpp"
 #include "export/winner.hpp"
 #include "spec/ops.hpp"
 
@@ -19,7 +20,11 @@ void kernel_lines(std::vector<std::string>& out, size_t index, const codegen::Va
   const auto& k = st.kernel();
   const auto& l = k.launch;
   std::vector<std::string> args;
-  for (auto r : k.args) args.push_back(v.buffer(r).name);
+  for (const auto& a : k.args) {
+    const auto r = codegen::arg_buffer(a);
+    if (!r) refuse_model_plan(v.name);  // winner_variant refused it already
+    args.push_back(v.buffer(*r).name);
+  }
   out.push_back(fmt::format("  {}. kernel {}({})  grid ({})  block ({})  dynamic smem {} B", index, k.name,
                             fmt::join(args, ", "), fmt::join(l.grid, ", "), fmt::join(l.block, ", "), l.smem_bytes));
   if (!st.timed) {
@@ -105,6 +110,8 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
       case codegen::StepKind::kernel: kernel_lines(out, i + 1, v, st); break;
       case codegen::StepKind::cudnn_conv: conv_lines(out, i + 1, v, st, problem, winner, conv_runner); break;
       case codegen::StepKind::cudnn_graph: graph_lines(out, i + 1, v, st, problem, conv_runner); break;
+      case codegen::StepKind::gemm:
+      case codegen::StepKind::conv_nd: refuse_model_plan(v.name);
     }
   }
   out.emplace_back("");

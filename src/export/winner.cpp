@@ -6,6 +6,7 @@
 #include "codegen/variant_check.hpp"
 #include "codegen/variant_json.hpp"
 #include "common/error.hpp"
+#include "export/plan_buffers.hpp"
 #include "spec/canonical.hpp"
 
 namespace fusetune::exporter {
@@ -22,6 +23,7 @@ codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRe
   }
   if (std::string bad = codegen::check_variant(v, problem); !bad.empty())
     throw InputError(fmt::format("the stored winner {} has an unsound plan: {}", one_line(winner.variant_name), bad));
+  if (v.model_plan()) refuse_model_plan(one_line(winner.variant_name));
   return v;
 }
 

@@ -87,6 +87,14 @@ CUdeviceptr InputDraws::input(int d, codegen::BufferKind kind) const {
     case codegen::BufferKind::filters: return dr.w.ptr();
     case codegen::BufferKind::channels: return dr.chan.ptr();
     case codegen::BufferKind::scratch: break;
+    case codegen::BufferKind::weights:
+    case codegen::BufferKind::bias:
+    case codegen::BufferKind::param:
+    case codegen::BufferKind::extra:
+      // `tune` refuses version-2 problems before a worker starts (spec::why_not_tunable).
+      throw Error(ExitCode::failure, fmt::format("InputDraws::input: {} buffers (version-2 plans) are not drawn by "
+                                                 "the worker yet",
+                                                 codegen::buffer_kind_name(kind)));
   }
   throw Error(ExitCode::failure, "InputDraws::input: a scratch buffer is not an input");
 }

@@ -11,6 +11,16 @@
 
 namespace fusetune::worker {
 
+namespace {
+
+// Version-2 plans (codegen::generate_model_variants) are not run here yet: `tune` refuses their
+// problems before a worker starts (spec::why_not_tunable), so only a hand-made request gets here.
+[[noreturn]] void not_run_yet(const codegen::Variant& v, const char* what) {
+  throw Error(ExitCode::failure, fmt::format("{}: {} is not run by the worker yet", v.name, what));
+}
+
+}  // namespace
+
 Loaded load_variant(codegen::Variant variant, const std::string& cubin) {
   Loaded l;
   l.variant = std::move(variant);
@@ -29,11 +39,14 @@ Loaded load_variant(codegen::Variant variant, const std::string& cubin) {
         if (!l.module)
           throw Error(ExitCode::failure, fmt::format("{}: a kernel step but no compiled module", l.variant.name));
         const auto& k = st.kernel();
+        if (!k.buffers_only()) not_run_yet(l.variant, "a per-stage kernel (null or by-value arguments)");
         CUfunction f = l.module->function(k.name);
         if (k.launch.smem_bytes > 48 * 1024) gpu::set_max_dynamic_smem(f, int(k.launch.smem_bytes));
         l.functions.push_back(f);
         break;
       }
+      case codegen::StepKind::gemm: not_run_yet(l.variant, "a cuBLASLt GEMM step");
+      case codegen::StepKind::conv_nd: not_run_yet(l.variant, "an N-d conv step");
     }
   }
   return l;
@@ -75,9 +88,10 @@ void PlanRunner::run_step(const Loaded& l, size_t i, const Binding& b) {
       std::vector<CUdeviceptr> vals;
       vals.reserve(k.args.size());
       for (size_t a = 0; a < k.args.size(); ++a) {
-        CUdeviceptr p = b.buffers[k.args[a]];
+        const codegen::BufferRef r = k.buffer_arg(a);  // load_variant refused other arguments
+        CUdeviceptr p = b.buffers[r];
         const bool written = std::find(k.writes.begin(), k.writes.end(), a) != k.writes.end();
-        if (b.redirect_step == i && written && k.args[a] == l.variant.output) p = b.redirect_to;
+        if (b.redirect_step == i && written && r == l.variant.output) p = b.redirect_to;
         vals.push_back(p);
       }
       std::vector<void*> ptrs;
@@ -93,6 +107,8 @@ void PlanRunner::run_step(const Loaded& l, size_t i, const Binding& b) {
       }
       return;
     }
+    case codegen::StepKind::gemm: not_run_yet(l.variant, "a cuBLASLt GEMM step");
+    case codegen::StepKind::conv_nd: not_run_yet(l.variant, "an N-d conv step");
   }
 }
 
@@ -113,7 +129,9 @@ std::vector<std::string> PlanRunner::conv_labels(const codegen::Variant& v) {
       case codegen::StepKind::cudnn_graph:
         if (const auto key = codegen::engine_of(v)) out.push_back("cuDNN graph " + graphs_.name(graphs_.desc(st.graph()), *key));
         break;
-      case codegen::StepKind::kernel: break;
+      case codegen::StepKind::kernel:
+      case codegen::StepKind::gemm:  // load_variant refuses these two
+      case codegen::StepKind::conv_nd: break;
     }
   }
   return out;

@@ -1,0 +1,224 @@
+// The candidates of a version-2 problem (any problem that is not conv2d chain form), as PyTorch
+// eager runs it:
+//   unfused  the vendor main operator (cuBLASLt GEMM or cuDNN N-d conv graph, with its bias),
+//            then one kernel per stage from render_stage_program (fp32), out of place
+//   cudnn    the floor: the main operator alone (its output verified against the main op's own
+//            reference; never a winner)
+// Values ping-pong between flat scratch buffers: a value's buffer is free again after the last
+// kernel that reads it (a named value lives until its last use), the output gets its own buffer
+// of the output's shape, and value 0 (the main output) is row-major (N, K, [O,] P, Q) or
+// ([B,] M, N) as the stage kernels read it.
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "codegen/generate.hpp"
+#include "codegen/model_buffers.hpp"
+#include "codegen/stage_source.hpp"
+#include "common/error.hpp"
+#include "spec/shape_rules.hpp"
+
+namespace fusetune::codegen {
+
+namespace {
+
+struct MainBuffers {
+  BufferRef x = 0, w = 0;
+  std::optional<BufferRef> bias;
+};
+
+BufferRef add_buffer(Variant& v, Buffer b) {
+  v.buffers.push_back(std::move(b));
+  return BufferRef(v.buffers.size() - 1);
+}
+
+MainBuffers add_main_inputs(Variant& v, const spec::Problem& p) {
+  MainBuffers m;
+  m.x = add_buffer(v, {"x", BufferKind::input, TensorLayout::row_major, shape_dims(p, main_input_shape(p)),
+                       "the problem's input"});
+  m.w = add_buffer(v, {"w", BufferKind::weights, TensorLayout::row_major, shape_dims(p, main_weight_shape(p)),
+                       p.is_conv() ? "the conv weight as PyTorch holds it" : "the GEMM's second operand (the weight)"});
+  if (main_has_bias(p))
+    m.bias = add_buffer(v, {"bias", BufferKind::bias, TensorLayout::row_major, {{"d0", p.channels()}},
+                            "the main operator's bias"});
+  return m;
+}
+
+Step main_step(const spec::Problem& p, const MainBuffers& m, BufferRef out) {
+  if (p.is_conv()) {
+    ConvNdStep c;
+    c.main = p.main;
+    c.layout = spec::Layout::nchw;
+    c.in = m.x;
+    c.filters = m.w;
+    c.out = out;
+    c.bias = m.bias;
+    return Step{c, true};
+  }
+  GemmStep g;
+  g.gemm = p.gemm;
+  g.linear = p.main == spec::MainKind::linear;
+  g.a = m.x;
+  g.b = m.w;
+  g.out = out;
+  g.bias = m.bias;
+  return Step{g, true};
+}
+
+void require_model_problem(const spec::Problem& p) {
+  if (p.is_conv2d_chain())
+    throw InputError("generate_model_variants: a conv2d chain problem takes generate_variants' candidates");
+  if (p.is_conv() && (p.conv.in == spec::Layout::nhwc || p.conv.out == spec::Layout::nhwc))
+    throw InputError("version-2 plans are channels-first: a channels-last input or output is not planned yet");
+}
+
+std::string_view geom_type(const StageGeom& g) {
+  switch (g.index()) {
+    case 0: return "ft_st_ew_geom";
+    case 1: return "ft_st_rows_geom";
+    case 2: return "ft_st_pool_geom";
+    default: return "ft_st_group_geom";
+  }
+}
+
+ValueArg geom_arg(const StageGeom& g) {
+  ValueArg a;
+  a.type = std::string(geom_type(g));
+  std::visit(
+      [&](const auto& s) {
+        a.bytes.resize(sizeof(s));
+        std::memcpy(a.bytes.data(), &s, sizeof(s));
+      },
+      g);
+  return a;
+}
+
+Variant floor_variant(const spec::Problem& p) {
+  Variant v;
+  v.candidate = Candidate::cudnn;
+  v.design = v.name = p.is_conv() ? "cudnn.conv-nd" : "cublaslt.gemm";
+  const MainBuffers m = add_main_inputs(v, p);
+  const BufferRef y = add_buffer(v, {"y", BufferKind::scratch, TensorLayout::row_major,
+                                     shape_dims(p, p.main_shape(), true), "the main operator's output"});
+  v.plan.push_back(main_step(p, m, y));
+  v.output = y;
+  v.output_layout = spec::Layout::nchw;
+  return v;
+}
+
+Variant unfused_variant(const spec::Problem& p) {
+  const StageProgram prog = render_stage_program(p, StagePrecision::fp32);
+  Variant v;
+  v.candidate = Candidate::unfused;
+  v.design = v.name = "unfused.stages";
+  v.source = prog.kernels.empty() ? std::string() : render_stage_module(prog);
+  const MainBuffers m = add_main_inputs(v, p);
+  std::vector<BufferRef> params, extras, scratch;
+  for (size_t i = 0; i < prog.param_shapes.size(); ++i) {
+    Buffer b{fmt::format("param{}", i), BufferKind::param, TensorLayout::row_major, shape_dims(p, prog.param_shapes[i]),
+             fmt::format("parameter {}", i)};
+    b.index = int(i);
+    params.push_back(add_buffer(v, std::move(b)));
+  }
+  for (size_t j = 0; j < p.input_shapes.size(); ++j) {
+    Buffer b{fmt::format("input{}", j + 1), BufferKind::extra, TensorLayout::row_major, shape_dims(p, p.input_shapes[j]),
+             fmt::format("extra input {}", j + 1)};
+    b.index = int(j);
+    extras.push_back(add_buffer(v, std::move(b)));
+  }
+  for (size_t i = 0; i < prog.scratch_elems.size(); ++i)
+    scratch.push_back(add_buffer(v, {fmt::format("stats{}", i), BufferKind::scratch, TensorLayout::row_major,
+                                     {{"elems", prog.scratch_elems[i]}}, "statistics or partials of a stage"}));
+
+  // Liveness: the last kernel reading each value (the output lives to the end).
+  const size_t nvalues = prog.value_shapes.size();
+  std::vector<int> last_read(nvalues, -1);
+  for (size_t k = 0; k < prog.kernels.size(); ++k)
+    for (const StageArg& a : prog.kernels[k].args)
+      if (a.kind == StageArgKind::value && !a.written) last_read.at(size_t(a.index)) = int(k);
+  last_read.at(size_t(prog.output_value)) = int(prog.kernels.size());
+
+  // Value -> buffer. The output has its own buffer of its shape; the others share flat pool
+  // buffers ("t0", "t1", ...), each as large as the largest value it holds.
+  std::vector<std::optional<BufferRef>> value_buffer(nvalues);
+  struct Pool {
+    BufferRef ref;
+    int free_after = -1;  // the index of the kernel after which it holds nothing live
+  };
+  std::vector<Pool> pool;
+  const auto place = [&](int value, int at_kernel) -> BufferRef {
+    const spec::Shape& shape = prog.value_shapes.at(size_t(value));
+    if (value == prog.output_value) {
+      const bool main = value == 0;
+      return add_buffer(v, {"y", BufferKind::scratch, TensorLayout::row_major, shape_dims(p, shape, main),
+                            "the problem's output"});
+    }
+    const int64_t n = spec::elems(shape);
+    for (Pool& b : pool) {
+      if (b.free_after < at_kernel) {
+        Buffer& buf = v.buffers[b.ref];
+        if (buf.dims[0].second < n) buf.dims[0].second = n;
+        b.free_after = last_read[size_t(value)];
+        return b.ref;
+      }
+    }
+    const BufferRef r = add_buffer(v, {fmt::format("t{}", pool.size()), BufferKind::scratch, TensorLayout::row_major,
+                                       {{"elems", n}}, "an intermediate value (buffers ping-pong)"});
+    pool.push_back({r, last_read[size_t(value)]});
+    return r;
+  };
+  // Value 0 is written by the main step, before kernel 0.
+  value_buffer[0] = place(0, -1);
+  v.plan.push_back(main_step(p, m, *value_buffer[0]));
+
+  double bytes = 0;
+  for (size_t ki = 0; ki < prog.kernels.size(); ++ki) {
+    const StageKernel& sk = prog.kernels[ki];
+    KernelStep k;
+    k.name = sk.name;
+    k.launch = sk.launch;
+    for (const StageArg& a : sk.args) {
+      if (a.written) k.writes.push_back(k.args.size());
+      switch (a.kind) {
+        case StageArgKind::value: {
+          auto& slot = value_buffer.at(size_t(a.index));
+          if (a.written) {
+            if (slot) throw Error(ExitCode::failure, fmt::format("{}: value {} written twice", sk.name, a.index));
+            slot = place(a.index, int(ki));
+          } else if (!slot) {
+            throw Error(ExitCode::failure, fmt::format("{}: value {} read before it is written", sk.name, a.index));
+          }
+          k.args.emplace_back(*slot);
+          break;
+        }
+        case StageArgKind::param: k.args.emplace_back(params.at(size_t(a.index))); break;
+        case StageArgKind::input: k.args.emplace_back(extras.at(size_t(a.index))); break;
+        case StageArgKind::scratch: k.args.emplace_back(scratch.at(size_t(a.index))); break;
+        case StageArgKind::null: k.args.emplace_back(NullArg{}); break;
+        case StageArgKind::geometry: k.args.emplace_back(geom_arg(a.geom)); break;
+      }
+    }
+    bytes += sk.bytes;
+    v.plan.push_back(Step{std::move(k), true});
+  }
+  if (!value_buffer.at(size_t(prog.output_value)))
+    throw Error(ExitCode::failure, "unfused.stages: no kernel writes the problem's output");
+  v.output = *value_buffer[size_t(prog.output_value)];
+  v.output_layout = spec::Layout::nchw;
+  v.kernel_bytes = bytes;
+  return v;
+}
+
+}  // namespace
+
+std::vector<Variant> generate_model_variants(const spec::Problem& problem, const gpu::DeviceLimits& /*limits*/) {
+  require_model_problem(problem);
+  std::vector<Variant> out;
+  out.push_back(unfused_variant(problem));
+  out.push_back(floor_variant(problem));
+  return out;
+}
+
+}  // namespace fusetune::codegen
