@@ -28,7 +28,8 @@
 #   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
 #                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
 #                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md);
-#                KB_TIMEOUT seconds for the step (records so far are packed);
+#                KB_TIMEOUT seconds for the step (records so far are packed, in $OUT/kernelbench.tgz);
+#                KB_DB the step's database (default /tmp/fusetune-kb-db/tuning.db, outside $OUT);
 #                KB_RECORDS a carried folder of a GPU-less `fusetune kernelbench --out` run whose records seed this one
 # Where the environment differs from the defaults (cuDNN, the built source folder, $OUT, the database),
 # see scripts/lib/gpu_common.sh.
@@ -248,9 +249,14 @@ if [[ " ${GPU_STEPS[*]} " == *" kernelbench "* ]]; then
   # KB_TIMEOUT seconds (default none): the step stops there and still packs the records it has
   PYTHONPATH="$deps${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 timeout "${KB_TIMEOUT:-0}" build/fusetune kernelbench \
     --kernelbench "${KERNELBENCH:-.kernelbench}" --problems "${KB_PROBLEMS:-1-100}" --out "$R/kernelbench" \
+    --db "${KB_DB:-/tmp/fusetune-kb-db/tuning.db}" \
     --json "$R/kernelbench.json" ${KB_ARGS:---time-budget 60 --rounds 3} > "$R/kernelbench.md" \
     2> "$R/kernelbench.log" || rc=1
   tail -8 "$R/kernelbench.md"
+  # The records alone, in one small archive: a device call returns no folder that deep and no
+  # archive past its size limit (call 119 lost its records to both; the database and the compile
+  # cache stay outside $OUT through --db).
+  tar czf "$OUT/kernelbench.tgz" -C "$R" kernelbench kernelbench.md kernelbench.log $( [ -f "$R/kernelbench.json" ] && echo kernelbench.json )
   pack
 fi
 exit $rc
