@@ -2,24 +2,15 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <optional>
 
 #include "common/error.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "worker/context_lost.hpp"
+#include "worker/kernel_args.hpp"
 
 namespace fusetune::worker {
-
-namespace {
-
-// Version-2 plans (codegen::generate_model_variants) are not run here yet: `tune` refuses their
-// problems before a worker starts (spec::why_not_tunable), so only a hand-made request gets here.
-[[noreturn]] void not_run_yet(const codegen::Variant& v, const char* what) {
-  throw Error(ExitCode::failure, fmt::format("{}: {} is not run by the worker yet", v.name, what));
-}
-
-}  // namespace
 
 Loaded load_variant(codegen::Variant variant, const std::string& cubin) {
   Loaded l;
@@ -39,14 +30,14 @@ Loaded load_variant(codegen::Variant variant, const std::string& cubin) {
         if (!l.module)
           throw Error(ExitCode::failure, fmt::format("{}: a kernel step but no compiled module", l.variant.name));
         const auto& k = st.kernel();
-        if (!k.buffers_only()) not_run_yet(l.variant, "a per-stage kernel (null or by-value arguments)");
         CUfunction f = l.module->function(k.name);
         if (k.launch.smem_bytes > 48 * 1024) gpu::set_max_dynamic_smem(f, int(k.launch.smem_bytes));
         l.functions.push_back(f);
         break;
       }
-      case codegen::StepKind::gemm: not_run_yet(l.variant, "a cuBLASLt GEMM step");
-      case codegen::StepKind::conv_nd: not_run_yet(l.variant, "an N-d conv step");
+      // Version-2 main operators: built on their first run (MainOpSteps), not here.
+      case codegen::StepKind::gemm:
+      case codegen::StepKind::conv_nd: l.functions.push_back(nullptr); break;
     }
   }
   return l;
@@ -85,21 +76,11 @@ void PlanRunner::run_step(const Loaded& l, size_t i, const Binding& b) {
     }
     case codegen::StepKind::kernel: {
       const auto& k = st.kernel();
-      std::vector<CUdeviceptr> vals;
-      vals.reserve(k.args.size());
-      for (size_t a = 0; a < k.args.size(); ++a) {
-        const codegen::BufferRef r = k.buffer_arg(a);  // load_variant refused other arguments
-        CUdeviceptr p = b.buffers[r];
-        const bool written = std::find(k.writes.begin(), k.writes.end(), a) != k.writes.end();
-        if (b.redirect_step == i && written && r == l.variant.output) p = b.redirect_to;
-        vals.push_back(p);
-      }
-      std::vector<void*> ptrs;
-      ptrs.reserve(vals.size());
-      for (auto& v : vals) ptrs.push_back(&v);
+      KernelLaunchArgs args(k, b.buffers, l.variant.output,
+                            b.redirect_step == i ? std::optional<CUdeviceptr>(b.redirect_to) : std::nullopt);
       const auto& L = k.launch;
       const CUresult r = gpu::driver().cuLaunchKernel(l.functions[i], L.grid[0], L.grid[1], L.grid[2], L.block[0],
-                                                      L.block[1], L.block[2], L.smem_bytes, stream_, ptrs.data(),
+                                                      L.block[1], L.block[2], L.smem_bytes, stream_, args.params(),
                                                       nullptr);
       if (r != CUDA_SUCCESS) {
         if (gpu::is_sticky_error(r)) throw ContextLost{fmt::format("launch of {}: {}", k.name, gpu::cu_result_text(r))};
@@ -107,8 +88,18 @@ void PlanRunner::run_step(const Loaded& l, size_t i, const Binding& b) {
       }
       return;
     }
-    case codegen::StepKind::gemm: not_run_yet(l.variant, "a cuBLASLt GEMM step");
-    case codegen::StepKind::conv_nd: not_run_yet(l.variant, "an N-d conv step");
+    // Out of place, never an in-place output step: the redirect does not concern them.
+    case codegen::StepKind::gemm: {
+      const auto& g = st.gemm();
+      main_ops_.gemm(g, b.buffers[g.a], b.buffers[g.b], g.bias ? b.buffers[*g.bias] : 0, b.buffers[g.out]);
+      return;
+    }
+    case codegen::StepKind::conv_nd: {
+      const auto& c = st.conv_nd();
+      main_ops_.conv_nd(c, ConvNdBuffers{b.buffers[c.in], b.buffers[c.filters], c.bias ? b.buffers[*c.bias] : 0,
+                                         b.buffers[c.out]});
+      return;
+    }
   }
 }
 
@@ -129,9 +120,13 @@ std::vector<std::string> PlanRunner::conv_labels(const codegen::Variant& v) {
       case codegen::StepKind::cudnn_graph:
         if (const auto key = codegen::engine_of(v)) out.push_back("cuDNN graph " + graphs_.name(graphs_.desc(st.graph()), *key));
         break;
-      case codegen::StepKind::kernel:
-      case codegen::StepKind::gemm:  // load_variant refuses these two
-      case codegen::StepKind::conv_nd: break;
+      case codegen::StepKind::gemm:
+        if (auto label = main_ops_.label(st.gemm())) out.push_back(std::move(*label));
+        break;
+      case codegen::StepKind::conv_nd:
+        if (auto label = main_ops_.label(st.conv_nd())) out.push_back(std::move(*label));
+        break;
+      case codegen::StepKind::kernel: break;
     }
   }
   return out;

@@ -15,6 +15,7 @@
 #include "worker/conv_cache.hpp"
 #include "worker/graph_cache.hpp"
 #include "worker/input_draws.hpp"
+#include "worker/main_op_steps.hpp"
 
 namespace fusetune::worker {
 
@@ -22,7 +23,7 @@ namespace fusetune::worker {
 struct Loaded {
   codegen::Variant variant;
   std::optional<gpu::Module> module;
-  std::vector<CUfunction> functions;  // per plan step (nullptr for cuDNN steps)
+  std::vector<CUfunction> functions;  // per plan step (nullptr for cuDNN and cuBLASLt steps)
   std::optional<codegen::EngineKey> engine;  // the cuDNN graph configuration its graph steps run
 };
 
@@ -40,8 +41,9 @@ struct Binding {
 
 class PlanRunner {
  public:
-  PlanRunner(InputDraws& draws, BufferPool& pool, ConvAlgoCache& convs, GraphCache& graphs, CUstream s)
-      : draws_(draws), pool_(pool), convs_(convs), graphs_(graphs), stream_(s) {}
+  PlanRunner(InputDraws& draws, BufferPool& pool, ConvAlgoCache& convs, GraphCache& graphs, MainOpSteps& main_ops,
+             CUstream s)
+      : draws_(draws), pool_(pool), convs_(convs), graphs_(graphs), main_ops_(main_ops), stream_(s) {}
 
   // Inputs of draw d; scratch from the pool under the buffer's name.
   [[nodiscard]] Binding bind(const codegen::Variant& v, int draw);
@@ -52,7 +54,7 @@ class PlanRunner {
   // The steps outside the timed region (one-time parameter transforms).
   void run_untimed(const Loaded& l, const Binding& b);
   // The cuDNN algorithm label of each conv step of the plan (cuDNN's name of the engine
-  // configuration for a graph step).
+  // configuration for a graph step; for a v2 plan's GEMM or N-d conv step, what ran, once it has).
   [[nodiscard]] std::vector<std::string> conv_labels(const codegen::Variant& v);
 
   [[nodiscard]] CUstream stream() const { return stream_; }
@@ -62,6 +64,7 @@ class PlanRunner {
   BufferPool& pool_;
   ConvAlgoCache& convs_;
   GraphCache& graphs_;
+  MainOpSteps& main_ops_;
   CUstream stream_;
 };
 

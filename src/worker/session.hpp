@@ -21,6 +21,7 @@
 #include "worker/conv_cache.hpp"
 #include "worker/graph_cache.hpp"
 #include "worker/input_draws.hpp"
+#include "worker/main_op_steps.hpp"
 #include "worker/plan_runner.hpp"
 #include "worker/reference_check.hpp"
 #include "protocol/protocol.hpp"
@@ -62,6 +63,7 @@ class Session {
   std::unique_ptr<ReferenceCheck> check_;
   std::unique_ptr<GraphCache> graphs_;  // before convs_, which uses it
   std::unique_ptr<ConvAlgoCache> convs_;
+  std::unique_ptr<MainOpSteps> main_ops_;  // v2 plans' GEMM and N-d conv steps; empty for chains
   std::unique_ptr<PlanRunner> runner_;
   std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<Timer> timer_;

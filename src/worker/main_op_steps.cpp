@@ -1,0 +1,100 @@
+#include "worker/main_op_steps.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace fusetune::worker {
+
+// Built in place: neither the plan nor the graph is copied or moved once made.
+struct MainOpSteps::Gemm {
+  std::optional<gpu::GemmPlan> plan;
+  gpu::GemmAlgo algo;
+};
+
+struct MainOpSteps::Conv {
+  std::unique_ptr<ConvNdGraph> graph;
+  GraphEngine engine;  // the configuration that runs: built (prepare'd) already
+};
+
+MainOpSteps::MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool,
+                         CUstream s)
+    : cudnn_(cudnn), problem_(problem), math_(math), pool_(pool), stream_(s) {}
+
+MainOpSteps::~MainOpSteps() = default;
+
+MainOpSteps::Gemm& MainOpSteps::gemm_plan(const codegen::GemmStep& step) {
+  auto& slot = gemms_[GemmKey{step.linear, step.bias.has_value()}];
+  if (slot) return *slot;
+  if (!lt_) lt_.emplace();
+  auto made = std::make_unique<Gemm>();
+  // The step's GEMM is the problem's (check_variant), its bias flag included: run() refuses a
+  // bias pointer that disagrees with it.
+  const spec::Gemm& g = step.gemm;
+  made->plan.emplace(*lt_, g, step.linear, math_);
+  std::vector<gpu::GemmAlgo> algos = made->plan->algorithms(1, kMaxGemmWorkspace);
+  if (algos.empty())
+    throw Error(ExitCode::failure, fmt::format("cuBLASLt has no algorithm for the GEMM (batch {}, M {}, K {}, N {})",
+                                               g.batch, g.m, g.k, g.n));
+  made->algo = algos.front();
+  slot = std::move(made);
+  return *slot;
+}
+
+void MainOpSteps::gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias,
+                       CUdeviceptr out) {
+  Gemm& g = gemm_plan(step);
+  const size_t ws_bytes = std::max<size_t>(g.algo.workspace_bytes, 256);
+  const CUdeviceptr ws = pool_.ensure("gemm_workspace", ws_bytes, stream_);
+  g.plan->run(g.algo, a, b, bias, out, ws, ws_bytes, stream_);
+}
+
+MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
+  auto& slot = convs_[ConvKey{step.main, step.layout, step.bias.has_value()}];
+  if (slot) return *slot;
+  const ConvNdDesc desc{step.main, problem_.conv, step.layout, step.bias.has_value(), math_};
+  auto graph = std::make_unique<ConvNdGraph>(cudnn_.get(), desc);
+  // Listed without building (building every configuration costs seconds for a 3-d conv), then
+  // built in the heuristics' order until one builds.
+  std::string reasons;
+  for (GraphEngine& e : graph->engines(0, false)) {
+    try {
+      e.workspace = e.by_name_only ? graph->prepare_named(e.name) : graph->prepare(e.key);
+    } catch (const GraphRefused& r) {
+      if (reasons.size() < 400) reasons += fmt::format("; {}: {}", e.name, r.what());
+      continue;
+    }
+    e.built = true;
+    slot = std::make_unique<Conv>(Conv{std::move(graph), std::move(e)});
+    return *slot;
+  }
+  throw GraphRefused("cuDNN built none of the conv graph's configurations" + reasons);
+}
+
+void MainOpSteps::conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& buffers) {
+  Conv& c = conv_graph(step);
+  const size_t ws_bytes = size_t(std::max<int64_t>(c.engine.workspace, 256));
+  const CUdeviceptr ws = pool_.ensure("graph_workspace", ws_bytes, stream_);
+  if (c.engine.by_name_only) {
+    c.graph->execute_named(c.engine.name, buffers, ws, ws_bytes);
+  } else {
+    c.graph->execute(c.engine.key, buffers, ws, ws_bytes);
+  }
+}
+
+std::optional<std::string> MainOpSteps::label(const codegen::GemmStep& step) const {
+  const auto it = gemms_.find(GemmKey{step.linear, step.bias.has_value()});
+  if (it == gemms_.end()) return std::nullopt;
+  return it->second->algo.name();
+}
+
+std::optional<std::string> MainOpSteps::label(const codegen::ConvNdStep& step) const {
+  const auto it = convs_.find(ConvKey{step.main, step.layout, step.bias.has_value()});
+  if (it == convs_.end()) return std::nullopt;
+  return "cuDNN graph " + it->second->engine.name;
+}
+
+}  // namespace fusetune::worker

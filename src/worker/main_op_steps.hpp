@@ -1,0 +1,69 @@
+#pragma once
+// The vendor main operator of version-2 plans: codegen::GemmStep through cuBLASLt
+// (gpu::GemmPlan) and codegen::ConvNdStep through a cuDNN graph (worker::ConvNdGraph). Each is
+// built once per worker, on its first run, and kept: every variant of a problem runs the same
+// main operator (the problem's GEMM or conv; the checker holds a step's to the problem's), so
+// a plan per distinct step (linear or not and the bias; the conv kind, layout and bias) serves
+// the unfused and floor candidates alike, and a chain (v1) session never creates any of it.
+//
+// Which implementation runs: cuBLASLt's heuristic's first algorithm; cuDNN's first engine
+// configuration, in the heuristics' order, whose plan builds. A step has no field to choose
+// another yet; when one comes it is a key here (gpu::CublasLtAlgoKey, codegen::EngineKey).
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "codegen/variant.hpp"
+#include "common/math_mode.hpp"
+#include "gpu/cublaslt.hpp"
+#include "gpu/cudnn_handle.hpp"
+#include "spec/problem.hpp"
+#include "worker/buffer_pool.hpp"
+#include "worker/conv_nd_graph.hpp"
+
+namespace fusetune::worker {
+
+class MainOpSteps {
+ public:
+  MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool, CUstream s);
+  ~MainOpSteps();
+  MainOpSteps(const MainOpSteps&) = delete;
+  MainOpSteps& operator=(const MainOpSteps&) = delete;
+
+  // Enqueue the step on the stream with its buffers' pointers (bias 0 when the step has none).
+  // Throw fusetune::Error when cuBLASLt has no algorithm for the GEMM, GraphRefused when cuDNN
+  // refuses the conv or builds none of its configurations.
+  void gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias, CUdeviceptr out);
+  void conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& buffers);
+
+  // What ran for the step ("cublaslt id=...", "cuDNN graph eng..."), once it has run; nullopt before.
+  [[nodiscard]] std::optional<std::string> label(const codegen::GemmStep& step) const;
+  [[nodiscard]] std::optional<std::string> label(const codegen::ConvNdStep& step) const;
+
+  // The maximum cuBLASLt workspace an algorithm may ask for (cuBLASLt's own examples use 32 MiB).
+  static constexpr size_t kMaxGemmWorkspace = size_t(32) << 20;
+
+ private:
+  struct Gemm;
+  struct Conv;
+  using GemmKey = std::pair<bool, bool>;                             // linear, bias
+  using ConvKey = std::tuple<spec::MainKind, spec::Layout, bool>;  // kind, layout, bias
+  Gemm& gemm_plan(const codegen::GemmStep& step);
+  Conv& conv_graph(const codegen::ConvNdStep& step);
+
+  gpu::CudnnHandle& cudnn_;
+  spec::Problem problem_;
+  MathMode math_;
+  BufferPool& pool_;
+  CUstream stream_;
+  std::optional<gpu::CublasLtHandle> lt_;  // created on the first GEMM: before any plan, which keeps it by reference
+  std::map<GemmKey, std::unique_ptr<Gemm>> gemms_;
+  std::map<ConvKey, std::unique_ptr<Conv>> convs_;
+};
+
+}  // namespace fusetune::worker
