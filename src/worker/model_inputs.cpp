@@ -1,0 +1,50 @@
+#include "worker/model_inputs.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace fusetune::worker {
+
+namespace {
+
+std::span<const float> indexed(const std::vector<std::vector<float>>& all, const codegen::Buffer& b) {
+  if (b.index < 0 || size_t(b.index) >= all.size())
+    throw Error(ExitCode::failure, fmt::format("buffer {} ({} {}): the draw has {} of them", b.name,
+                                               codegen::buffer_kind_name(b.kind), b.index, all.size()));
+  return all[size_t(b.index)];
+}
+
+}  // namespace
+
+std::span<const float> model_buffer_floats(const reference::ModelData& data, const codegen::Buffer& b) {
+  std::span<const float> out;
+  switch (b.kind) {
+    case codegen::BufferKind::input: out = data.input; break;
+    case codegen::BufferKind::weights: out = data.weight; break;
+    case codegen::BufferKind::bias: out = data.bias; break;
+    case codegen::BufferKind::param: out = indexed(data.params, b); break;
+    case codegen::BufferKind::extra: out = indexed(data.inputs, b); break;
+    case codegen::BufferKind::filters:
+    case codegen::BufferKind::channels:
+    case codegen::BufferKind::scratch:
+      throw Error(ExitCode::failure, fmt::format("buffer {}: a {} buffer is not a version-2 input", b.name,
+                                                 codegen::buffer_kind_name(b.kind)));
+  }
+  if (int64_t(out.size()) != b.floats())
+    throw Error(ExitCode::failure, fmt::format("buffer {} {} holds {} floats, the draw's tensor {}", b.name,
+                                               b.dims_text(), b.floats(), out.size()));
+  return out;
+}
+
+std::optional<std::string> why_no_cpu_reference(const spec::Problem& problem) {
+  const double macs = (problem.is_conv() ? problem.conv.flops() : problem.gemm.flops()) / 2.0;
+  if (macs <= kMaxCpuReferenceMacs) return std::nullopt;
+  return fmt::format("the CPU reference is limited to {:.3g} multiply-adds of the main operator per draw; this "
+                     "problem's take {:.3g} (the GPU reference for version-2 problems is not written yet)",
+                     kMaxCpuReferenceMacs, macs);
+}
+
+}  // namespace fusetune::worker

@@ -1,0 +1,79 @@
+// Which drawn tensor each input buffer of a version-2 plan binds to (worker/model_inputs.hpp),
+// and the CPU reference's size limit. GPU-free.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/generate.hpp"
+#include "common/error.hpp"
+#include "gpu/device_limits.hpp"
+#include "reference/model_data.hpp"
+#include "spec/parser.hpp"
+#include "worker/model_inputs.hpp"
+
+namespace fusetune::worker {
+namespace {
+
+TEST(ModelInputs, EveryInputBufferOfAPlanBindsItsOwnTensor) {
+  for (const char* text : {
+           "conv_transpose3d(n=1,c=2,d=3,h=3,w=3,k=2,r=3,stride=2,pad=1,out_pad=1) | as a | add(param[k]) | add(a)",
+           "matmul(batch=4,m=8,k=16,n=32,trans_a=true,trans_b=true) | add(input1) | mul(input1)",
+           "conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2) | add(input1)",
+           "linear(m=64,k=32,n=16) | layer_norm(1)",
+       }) {
+    const spec::Problem p = spec::parse(text);
+    const reference::ModelData data = reference::draw_model_data(p, 7);
+    const auto variants = codegen::generate_model_variants(p, *gpu::limits_for_arch("sm_90"));
+    ASSERT_FALSE(variants.empty()) << text;
+    int inputs = 0;
+    for (const codegen::Buffer& b : variants.front().buffers) {
+      if (b.kind == codegen::BufferKind::scratch) {
+        EXPECT_THROW((void)model_buffer_floats(data, b), Error) << text;
+        continue;
+      }
+      ++inputs;
+      const std::span<const float> f = model_buffer_floats(data, b);
+      EXPECT_EQ(int64_t(f.size()), b.floats()) << text << ": " << b.name;
+      const float* want = nullptr;
+      switch (b.kind) {
+        case codegen::BufferKind::input: want = data.input.data(); break;
+        case codegen::BufferKind::weights: want = data.weight.data(); break;
+        case codegen::BufferKind::bias: want = data.bias.data(); break;
+        case codegen::BufferKind::param: want = data.params.at(size_t(b.index)).data(); break;
+        case codegen::BufferKind::extra: want = data.inputs.at(size_t(b.index)).data(); break;
+        default: ADD_FAILURE() << text << ": a chain-form buffer " << b.name << " in a v2 plan";
+      }
+      EXPECT_EQ(f.data(), want) << text << ": " << b.name;
+    }
+    EXPECT_GE(inputs, 2) << text;  // at least the input and the weight
+  }
+}
+
+TEST(ModelInputs, APlanAndADrawOfDifferentProblemsAreRefused) {
+  const spec::Problem small = spec::parse("linear(m=64,k=32,n=16) | relu");
+  const spec::Problem big = spec::parse("linear(m=64,k=32,n=17) | relu");
+  const reference::ModelData data = reference::draw_model_data(small, 7);
+  const auto variants = codegen::generate_model_variants(big, *gpu::limits_for_arch("sm_90"));
+  bool refused = false;
+  for (const codegen::Buffer& b : variants.front().buffers) {
+    if (b.kind != codegen::BufferKind::weights) continue;
+    try {
+      (void)model_buffer_floats(data, b);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("floats") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(refused);
+}
+
+TEST(ModelInputs, TheCpuReferenceTakesSmallProblemsAndSaysWhyNotLargeOnes) {
+  EXPECT_FALSE(why_no_cpu_reference(spec::parse("linear(m=64,k=32,n=16) | relu")));
+  // 128 * 4096 * 8192 = 4.3e9 multiply-adds: over the limit, and the message says both numbers.
+  const auto why = why_no_cpu_reference(spec::parse("linear(m=128,k=4096,n=8192) | relu"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("2e+09"), std::string::npos) << *why;
+  EXPECT_NE(why->find("4.29e+09"), std::string::npos) << *why;
+}
+
+}  // namespace
+}  // namespace fusetune::worker
