@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "error_stats_expect.hpp"
 #include "gpu/context.hpp"
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
@@ -101,16 +102,7 @@ TEST_F(GpuReferenceSlices, MergedSlicesGiveTheWholeComparison) {
                         first * per_image);
           }
           const GpuErrorStats got = finish_compare(total, arrays.count, math, kappa);
-          EXPECT_EQ(got.max_abs, want.max_abs);
-          EXPECT_EQ(got.max_rel, want.max_rel);
-          EXPECT_EQ(got.worst_ratio, want.worst_ratio);
-          EXPECT_EQ(got.mismatches, want.mismatches);
-          EXPECT_EQ(got.nonfinite, want.nonfinite);
-          EXPECT_EQ(got.unchecked, want.unchecked);
-          EXPECT_EQ(got.count, want.count);
-          EXPECT_EQ(got.first_bad, want.first_bad);
-          EXPECT_NEAR(got.rel_l2, want.rel_l2, 1e-12 * want.rel_l2);
-          EXPECT_NEAR(got.rel_l2_limit, want.rel_l2_limit, 1e-12 * want.rel_l2_limit);
+          expect_same_figures(want, got);
         }
     }
   }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "error_stats_expect.hpp"
 #include "gpu/context.hpp"
 #include "gpu/device.hpp"
 #include "gpu/device_buffer.hpp"
@@ -362,21 +363,6 @@ std::vector<float> to_nhwc(const std::vector<float>& nchw, int64_t n_img, int64_
     for (int64_t c = 0; c < c_out; ++c)
       for (int64_t i = 0; i < pq; ++i) nhwc[size_t((n * pq + i) * c_out + c)] = nchw[size_t((n * c_out + c) * pq + i)];
   return nhwc;
-}
-
-// The device's figures are the CPU twin's (compare_bounded): max is order-free; the sums add
-// in another order.
-void expect_same_figures(const GpuErrorStats& cpu, const GpuErrorStats& s) {
-  EXPECT_EQ(cpu.mismatches, s.mismatches);
-  EXPECT_EQ(cpu.nonfinite, s.nonfinite);
-  EXPECT_EQ(cpu.unchecked, s.unchecked);
-  EXPECT_EQ(cpu.count, s.count);
-  EXPECT_EQ(cpu.first_bad, s.first_bad);
-  EXPECT_EQ(cpu.max_abs, s.max_abs);
-  EXPECT_EQ(cpu.max_rel, s.max_rel);
-  EXPECT_EQ(cpu.worst_ratio, s.worst_ratio);
-  EXPECT_NEAR(cpu.rel_l2, s.rel_l2, 1e-12 * cpu.rel_l2);
-  EXPECT_NEAR(cpu.rel_l2_limit, s.rel_l2_limit, 1e-12 * cpu.rel_l2_limit);
 }
 
 TEST_F(GpuReferenceTest, CompareCountsPlantedErrorsExactly) {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "error_stats_expect.hpp"
 #include "reference/bounds.hpp"
 #include "reference/image_slices.hpp"
 #include "spec/parser.hpp"
@@ -125,20 +126,6 @@ GpuErrorStats sliced(const Data& d, int64_t n, int64_t per_slice, MathMode math,
   return finish_compare(total, d.ref.size(), math, kappa);
 }
 
-void expect_same(const GpuErrorStats& whole, const GpuErrorStats& s) {
-  EXPECT_EQ(s.max_abs, whole.max_abs);
-  EXPECT_EQ(s.max_rel, whole.max_rel);
-  EXPECT_EQ(s.worst_ratio, whole.worst_ratio);
-  EXPECT_EQ(s.mismatches, whole.mismatches);
-  EXPECT_EQ(s.nonfinite, whole.nonfinite);
-  EXPECT_EQ(s.unchecked, whole.unchecked);
-  EXPECT_EQ(s.count, whole.count);
-  EXPECT_EQ(s.first_bad, whole.first_bad);
-  // The L2 sums differ only in the order of their additions.
-  EXPECT_NEAR(s.rel_l2, whole.rel_l2, 1e-12 * whole.rel_l2);
-  EXPECT_NEAR(s.rel_l2_limit, whole.rel_l2_limit, 1e-12 * whole.rel_l2_limit);
-}
-
 TEST(ImageSlices, MergedSlicesGiveTheWholeComparison) {
   const int64_t n = 8;
   const uint64_t per_image = 3 * 37;  // K' * P * Q
@@ -160,7 +147,7 @@ TEST(ImageSlices, MergedSlicesGiveTheWholeComparison) {
       for (int64_t per_slice : {1, 2, 3, 5, 8}) {
         SCOPED_TRACE(::testing::Message() << math_mode_name(math) << " bad from " << bad_from << ", slices of "
                                           << per_slice);
-        expect_same(whole, sliced(d, n, per_slice, math, kappa));
+        expect_same_figures(whole, sliced(d, n, per_slice, math, kappa));
       }
     }
 }
