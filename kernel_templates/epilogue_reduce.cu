@@ -34,23 +34,16 @@ __device__ __forceinline__ float ft_chain_post(float v, int k, const float* __re
 __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
+#include "ft_reduce_fold.cuh"
 #endif
 
 #define FT_TX (FT_TILE / FT_VEC)
 
-// Folds one loaded vector (FT_VEC pixels of channel k) into the thread's accumulators.
+// Folds one loaded vector (FT_VEC pixels of channel `channel`) into the thread's accumulators.
 __device__ __forceinline__ void ft_reduce_channel(float (&acc)[FT_VEC], const ft_frag<FT_VEC>& v,
                                                   int channel, const float* __restrict__ cv) {
-  const int k = FT_CHAN_K(channel);
-  if (ft_plant_skips_channel(channel)) return;
 #pragma unroll
-  for (int j = 0; j < FT_VEC; ++j) {
-    float x = v.e[j];
-#if FT_HAS_BIAS
-    x += cv[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
-#endif
-    acc[j] = ft_reduce_step(acc[j], FT_PLANT_CHAIN(ft_chain_pre, x, k, cv));
-  }
+  for (int j = 0; j < FT_VEC; ++j) acc[j] = ft_reduce_fold(acc[j], v.e[j], channel, cv);
 }
 
 extern "C" __global__ void __launch_bounds__(FT_TX * FT_CSPLIT)

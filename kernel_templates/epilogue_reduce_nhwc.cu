@@ -33,6 +33,7 @@ __device__ __forceinline__ float ft_chain_post(float v, int k, const float* __re
 __device__ __forceinline__ float ft_reduce_init() { return FT_INF; }
 __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_min(acc, v); }
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
+#include "ft_reduce_fold.cuh"
 #endif
 
 #define FT_PIX_PER_WARP (32 / FT_LANES)
@@ -42,15 +43,7 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 __device__ __forceinline__ float ft_reduce_vector(float acc, const ft_frag<FT_VEC>& v, int k0,
                                                   const float* __restrict__ cv) {
 #pragma unroll
-  for (int j = 0; j < FT_VEC; ++j) {
-    float x = v.e[j];
-    const int k = FT_CHAN_K(k0 + j);
-    if (ft_plant_skips_channel(k0 + j)) continue;
-#if FT_HAS_BIAS
-    x += cv[FT_BIAS_K(k)];  // the conv bias: chan[0 .. K)
-#endif
-    acc = ft_reduce_step(acc, FT_PLANT_CHAIN(ft_chain_pre, x, k, cv));
-  }
+  for (int j = 0; j < FT_VEC; ++j) acc = ft_reduce_fold(acc, v.e[j], k0 + j, cv);
   return acc;
 }
 

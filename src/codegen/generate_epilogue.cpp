@@ -37,6 +37,7 @@ Variant nchw_variant(const Context& cx, const KernelDesign& d, const ParamValues
   b.defines("problem shape", shape_defines(cx.s));
   b.template_file("ft_common.cuh");
   b.code("epilogue ops", epilogue_chain_code(cx.problem, cx.s));
+  if (reduce) b.template_file("ft_reduce_fold.cuh");  // what one value goes through
   b.template_file(d.template_file);
   v.source = b.str();
 
@@ -76,6 +77,7 @@ Variant nhwc_variant(const Context& cx, const KernelDesign& d, const ParamValues
   b.code("epilogue ops", epilogue_chain_code(cx.problem, cx.s));
   b.template_file("transform_nchw_to_nhwc.cu");
   b.code("layout transforms", wt.instantiation() + (x_is_nhwc ? "" : xt.instantiation()));
+  if (reduce) b.template_file("ft_reduce_fold.cuh");  // what one value goes through
   b.template_file(d.template_file);
   v.source = b.str();
 
