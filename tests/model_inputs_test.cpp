@@ -2,6 +2,9 @@
 // and the CPU reference's size limit. GPU-free.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
 #include <string>
 
 #include "codegen/generate.hpp"
@@ -9,6 +12,9 @@
 #include "gpu/device_limits.hpp"
 #include "reference/model_data.hpp"
 #include "spec/parser.hpp"
+#include "spec/shape_rules.hpp"
+#include "reference/model_reference.hpp"
+#include "worker/model_answer.hpp"
 #include "worker/model_inputs.hpp"
 
 namespace fusetune::worker {
@@ -73,6 +79,60 @@ TEST(ModelInputs, TheCpuReferenceTakesSmallProblemsAndSaysWhyNotLargeOnes) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("2e+09"), std::string::npos) << *why;
   EXPECT_NE(why->find("4.29e+09"), std::string::npos) << *why;
+}
+
+// A GEMM with few multiply-adds per output but a huge output passes the first limit alone.
+TEST(ModelInputs, TheCpuReferenceRefusesOutputsPastItsValueLimit) {
+  const auto why = why_no_cpu_reference(spec::parse("linear(m=16384,k=1,n=8192)"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("values"), std::string::npos) << *why;
+  EXPECT_NE(why->find("134217728"), std::string::npos) << *why;
+}
+
+// Draw 0 (and 2) is torch.rand-like in the input, draw 1 signed; everything else signed in
+// every draw; the seed decides.
+TEST(ModelInputs, VerificationDrawsAlternateTheInputsSign) {
+  const spec::Problem p = spec::parse("conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2) | add(input1)");
+  const auto negatives = [](const std::vector<float>& v) {
+    return std::count_if(v.begin(), v.end(), [](float x) { return x < 0; });
+  };
+  for (int d = 0; d < 3; ++d) {
+    const reference::ModelData data = model_verification_draw(p, 11, d);
+    reference::check_model_data(p, data);
+    EXPECT_EQ(negatives(data.input) == 0, d % 2 == 0) << "draw " << d;
+    EXPECT_GT(negatives(data.weight), 0);
+    EXPECT_GT(negatives(data.inputs.at(0)), 0);
+    for (float x : data.input) ASSERT_NE(x, 0.0f);
+    EXPECT_EQ(model_verification_draw(p, 11, d).input, data.input);
+  }
+  EXPECT_NE(model_verification_draw(p, 11, 1).weight, model_verification_draw(p, 11, 0).weight);
+}
+
+// The floor is held to the main operator alone, with its bias; everything else to the problem.
+TEST(ModelAnswer, TheFloorsAnswerIsTheMainOperatorWithItsBias) {
+  for (const char* text : {"linear(m=64,k=32,n=16) | relu", "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | "
+                                                            "add(input1)",
+                           "matmul(batch=2,m=8,k=16,n=4,trans_b=true) | softmax(2)"}) {
+    SCOPED_TRACE(text);
+    const spec::Problem p = spec::parse(text);
+    const reference::ModelData data = model_verification_draw(p, 5, 1);
+    const ModelAnswers a = model_answers(p, data);
+    const std::vector<double> main = reference::main_output(p, data);
+    const std::vector<double> whole = reference::model_reference(p, data);
+    ASSERT_EQ(a.main.values.size(), main.size());
+    ASSERT_EQ(a.output.values.size(), whole.size());
+    ASSERT_EQ(a.main.bound.size(), main.size());
+    for (size_t i = 0; i < main.size(); ++i) {
+      ASSERT_NEAR(a.main.values[i], main[i], 1e-12 * (1 + std::fabs(main[i]))) << i;
+      ASSERT_GT(a.main.bound[i], 0.0f) << i;  // a TF32 sum has a bound
+    }
+    for (size_t i = 0; i < whole.size(); ++i) ASSERT_NEAR(a.output.values[i], whole[i], 1e-9 * (1 + std::fabs(whole[i])));
+    EXPECT_GT(a.var_scale, 0.2);
+    EXPECT_LT(a.var_scale, 1.0);
+    const spec::Problem alone = main_op_alone(p);
+    EXPECT_TRUE(alone.stages.empty() && alone.pre.empty() && alone.param_shapes.empty() && alone.input_shapes.empty());
+    EXPECT_EQ(spec::out_shape(alone), p.main_shape());
+  }
 }
 
 }  // namespace

@@ -303,9 +303,16 @@ TEST(ModelPlans, TheCheckerCatchesBrokenPlans) {
   }
 }
 
-TEST(ModelPlans, GenerateVariantsStillRefusesThemAndTheModelEntryRefusesChains) {
+// generate_variants (tune, compile) hands version-2 problems to generate_model_variants, and
+// refuses the channels-last ones tune refuses (spec::why_not_tunable).
+TEST(ModelPlans, GenerateVariantsTakesThemAndTheModelEntryRefusesChains) {
   const spec::Problem v2 = spec::parse("linear(m=64,k=32,n=16) | relu");
-  EXPECT_THROW((void)generate_variants(v2, limits()), InputError);
+  const std::vector<Variant> got = generate_variants(v2, limits());
+  const std::vector<Variant> want = generate_model_variants(v2, limits());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(to_json(got[i]), to_json(want[i]));
+  EXPECT_THROW((void)generate_variants(spec::parse("conv3d(n=1,c=2,d=4,h=4,w=4,k=2,r=3,in=nhwc)"), limits()),
+               InputError);
   const spec::Problem chain = spec::parse("conv2d(n=1,c=2,h=8,w=8,k=4,r=3) | relu");
   EXPECT_THROW((void)generate_model_variants(chain, limits()), InputError);
 }

@@ -11,6 +11,7 @@
 #include "reference/gpu_reference.hpp"
 #include "reference/image_slices.hpp"
 #include "spec/parser.hpp"
+#include "worker/input_draws.hpp"
 #include "worker/verify_memory.hpp"
 
 namespace fusetune::worker {
@@ -80,6 +81,17 @@ TEST(VerifyMemory, InputsThatDoNotFitAreStillRefused) {
   spec::Problem conv3d = spec::parse("conv2d(n=520,c=8,h=256,w=256,k=64,r=3,pad=1) | relu");
   conv3d.main = spec::MainKind::conv3d;
   EXPECT_THROW((void)plan_verify_memory(conv3d, MathMode::tf32, kDraws, kH100Free), InputError);
+}
+
+// A version-2 problem keeps whole answers (from the CPU reference), never sliced, and is refused
+// where even those do not fit.
+TEST(VerifyMemory, VersionTwoProblemsKeepWholeAnswersOrAreRefused) {
+  const spec::Problem p = spec::parse("conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2) | add(input1)");
+  const VerifyMemory m = plan_verify_memory(p, MathMode::tf32, kDraws, kH100Free, 1);
+  EXPECT_EQ(m.slice_images, 0);
+  EXPECT_FALSE(m.forced);
+  EXPECT_GT(m.need, kDraws * InputDraws::input_bytes(p));
+  EXPECT_THROW((void)plan_verify_memory(p, MathMode::tf32, kDraws, m.need / 2), InputError);
 }
 
 }  // namespace

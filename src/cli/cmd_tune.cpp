@@ -36,6 +36,7 @@
 #include "tune/result_row.hpp"
 #include "tune/shard.hpp"
 #include "tune/tuner.hpp"
+#include "worker/model_inputs.hpp"
 
 namespace fusetune::cli {
 
@@ -282,7 +283,10 @@ int run_tune(const TuneArgs& args) {
   // Every problem of a sweep is one the tuner takes, before anything starts (a line it has no
   // candidates for is named with its line number).
   for (const auto& p : list) {
-    if (auto why = spec::why_not_tunable(p.problem)) {
+    // A version-2 problem is verified against the CPU reference, which has size limits.
+    auto why = spec::why_not_tunable(p.problem);
+    if (!why && !p.problem.is_conv2d_chain()) why = worker::why_no_cpu_reference(p.problem);
+    if (why) {
       throw InputError(args.spec_file ? fmt::format("{}:{}: {}", text::printable(*args.spec_file), p.line, *why) : *why);
     }
   }

@@ -28,16 +28,17 @@ struct GenerateOptions {
   bool strict_fp32 = false;
 };
 
+// A version-2 problem (not a conv2d chain) gets generate_model_variants' (options unused).
 // Throws InputError for a problem codegen cannot express (a per-channel operand after the
-// reduction, a parameter index out of range, post-ops without a reduction).
+// reduction, a parameter index out of range, post-ops without a reduction) or one tune does not
+// take (spec::why_not_tunable).
 [[nodiscard]] std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                                      const GenerateOptions& options = {});
 
 // The plans of a version-2 problem (any problem that is not conv2d chain form; generate_model.cpp):
 // `unfused` (the main operator through cuBLASLt or a cuDNN graph -- GemmStep, ConvNdStep -- then
 // one per-stage kernel per stage, as eager runs it) and its floor (`cudnn`: the main operator
-// alone). Apart from generate_variants, which refuses these problems as `tune` does
-// (spec::why_not_tunable), until the worker runs the new steps. `limits` is for the launch
+// alone). generate_variants (tune, compile) calls it for these problems. `limits` is for the launch
 // shapes' checks to come; today's stage kernels fit every GPU fusetune targets. Throws
 // InputError for a conv2d chain problem, a channels-last one, or one the stage rules reject.
 [[nodiscard]] std::vector<Variant> generate_model_variants(const spec::Problem& problem,

@@ -112,8 +112,12 @@ RefCompiles::RefCompiles(const spec::Problem& problem, const std::string& arch, 
                           }));
   };
   start("ref_fill.cu", [] { return reference_template("ref_fill.cu"); });
-  start("ref_conv.cu", [problem, math] { return render_reference_conv_source(problem, math); });
-  start("ref_epilogue.cu", [problem, math] { return render_reference_epilogue_source(problem, math); });
+  // A version-2 problem's answers come from the CPU reference (worker/model_answer.hpp): no conv
+  // or epilogue program, only the fills, guards and the comparison.
+  if (problem.is_conv2d_chain()) {
+    start("ref_conv.cu", [problem, math] { return render_reference_conv_source(problem, math); });
+    start("ref_epilogue.cu", [problem, math] { return render_reference_epilogue_source(problem, math); });
+  }
   start("ref_compare.cu", [] { return render_reference_compare_source(); });
 }
 
@@ -128,24 +132,35 @@ GpuReference::GpuReference(const spec::Problem& problem, const std::string& arch
     : GpuReference(problem, math, RefCompiles(problem, arch, math)) {}
 
 GpuReference::GpuReference(const spec::Problem& problem, MathMode math, RefCompiles compiles)
-    : problem_(problem), math_(math), conv_launch_(ref_conv_launch(problem, math)) {
+    : problem_(problem),
+      math_(math),
+      flat_(!problem.is_conv2d_chain()),
+      conv_launch_(flat_ ? RefConvLaunch{} : ref_conv_launch(problem, math)) {
   const int64_t pq = problem.conv.p() * problem.conv.q();
-  if (pq > std::numeric_limits<int32_t>::max()) {
+  if (!flat_ && pq > std::numeric_limits<int32_t>::max()) {
     throw InputError(fmt::format("GPU reference: {} output pixels per image exceed the compare kernel's int", pq));
   }
   for (RefCompiles::Compiled& p : compiles.take()) {
     programs_.push_back({p.name, p.result.compile_ms, p.result.registers, p.result.spill_stores});
     modules_.emplace_back(p.result.cubin.empty() ? p.result.ptx : p.result.cubin);
   }
-  fill_uniform_ = modules_[0].function("ft_fill_uniform");
-  fill_u32_ = modules_[0].function("ft_fill_u32");
-  check_u32_ = modules_[0].function("ft_check_u32");
-  spin_ = modules_[0].function("ft_spin");
-  conv_ = modules_[1].function("ft_ref_conv");
-  if (conv_launch_.bounds) conv_bound_ = modules_[1].function("ft_ref_conv_bounds");
-  epilogue_ = modules_[2].function("ft_ref_epilogue");
-  compare_init_ = modules_[3].function("ft_compare_init");
-  compare_ = modules_[3].function("ft_compare");
+  const auto module = [&](const std::string& name) -> gpu::Module& {
+    for (size_t i = 0; i < programs_.size(); ++i)
+      if (programs_[i].name == name) return modules_[i];
+    throw Error(ExitCode::failure, "GpuReference: program " + name + " was not compiled");
+  };
+  gpu::Module& fill = module("ref_fill.cu");
+  fill_uniform_ = fill.function("ft_fill_uniform");
+  fill_u32_ = fill.function("ft_fill_u32");
+  check_u32_ = fill.function("ft_check_u32");
+  spin_ = fill.function("ft_spin");
+  if (!flat_) {
+    conv_ = module("ref_conv.cu").function("ft_ref_conv");
+    if (conv_launch_.bounds) conv_bound_ = module("ref_conv.cu").function("ft_ref_conv_bounds");
+    epilogue_ = module("ref_epilogue.cu").function("ft_ref_epilogue");
+  }
+  compare_init_ = module("ref_compare.cu").function("ft_compare_init");
+  compare_ = module("ref_compare.cu").function("ft_compare");
   scratch_ = gpu::DeviceBuffer(kScratchBytes);
 }
 
@@ -183,6 +198,9 @@ void GpuReference::spin(double microseconds, CUstream stream) const {
 
 RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, bool with_conv,
                                 CUstream stream) const {
+  if (flat_)
+    throw Error(ExitCode::failure, "GpuReference::compute: a version-2 problem's answers come from the CPU reference "
+                                   "(worker/model_answer.hpp)");
   const spec::Conv& c = problem_.conv;
   const bool bounds = conv_launch_.bounds;
   // The conv-alone answer: y (no bias), and under tf32 E0 and V0 folded in the conv kernel.
@@ -221,7 +239,10 @@ GpuErrorStats GpuReference::compare(CUdeviceptr out, bool out_nhwc, const RefArr
 
 ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream) {
   const spec::Conv& c = problem_.conv;
-  const uint64_t pixels = uint64_t(c.n) * uint64_t(c.p() * c.q());
+  // Version 2: output and answer row-major, element by element (the layout arguments unused).
+  if (flat_ && out_nhwc)
+    throw Error(ExitCode::failure, "GpuReference::compare: a version-2 output is compared row-major, not NHWC");
+  const uint64_t pixels = flat_ ? 1 : uint64_t(c.n) * uint64_t(c.p() * c.q());
   const uint64_t count = answer.count;
   // The output (C_out = 1 or K) or the conv-alone answer (K): the channels follow from the count.
   if (count == 0 || count % pixels != 0 || answer.values.size() < count * sizeof(double)) {
@@ -238,7 +259,8 @@ ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const 
   gpu::launch_kernel(compare_, stride_grid(count), kStrideBlock, 0, stream, out, answer.values.ptr(),
                      bounds ? answer.bound.ptr() : CUdeviceptr(0), bounds ? answer.var.ptr() : CUdeviceptr(0),
                      static_cast<unsigned long long>(count), static_cast<int>(out_nhwc ? 1 : 0),
-                     static_cast<int>(count / pixels), static_cast<int>(c.p() * c.q()), static_cast<int>(bounds ? 1 : 0),
+                     static_cast<int>(flat_ ? 1 : count / pixels), static_cast<int>(flat_ ? 1 : c.p() * c.q()),
+                     static_cast<int>(bounds ? 1 : 0),
                      stats);
   DeviceStats d{};
   scratch_.copy_to_host(&d, sizeof(d), kStatsOffset, stream);  // synchronizes the stream

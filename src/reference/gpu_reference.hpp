@@ -13,6 +13,11 @@
 //   GpuErrorStats e = ref.compare(out, out_nhwc, answer.output, stream);
 //   Verdict v = judge(e, MathMode::tf32);                          // reference/tolerance.hpp
 //
+// For a version-2 problem (any that is not a conv2d chain) only the fills, guards, spin and the
+// comparison are compiled: its answers come from the CPU reference (worker/model_answer.hpp) and
+// compare() takes the output and the answer as row-major arrays of the same count; compute()
+// throws.
+//
 // Not thread-safe: one object serves one thread (its result scratch is shared by calls).
 // Methods that return a result synchronize `stream`; the others only enqueue work on it.
 #include <cuda.h>
@@ -152,6 +157,7 @@ class GpuReference {
  private:
   spec::Problem problem_;
   MathMode math_;
+  bool flat_ = false;  // a version-2 problem: no conv or epilogue program, row-major comparisons
   RefConvLaunch conv_launch_;
   std::vector<RefProgramInfo> programs_;
   std::vector<gpu::Module> modules_;  // own the functions below

@@ -94,10 +94,12 @@ std::vector<double> gemm_any(const spec::Gemm& g, bool linear, const float* a, c
   const int64_t M = g.m, N = g.n, K = g.k;
   std::vector<double> out(std::size_t(g.batch * M * N));
   if (terms != nullptr) terms->resize(out.size());
-  for (int64_t bt = 0; bt < g.batch; ++bt) {
+  // One row (batch, m) per item, over all cores (the worker's CPU reference, model_answer.hpp).
+  parallel_for(g.batch * M, double(N) * double(K), [&](int64_t row) {
+    const int64_t bt = row / M, m = row % M;
     const float* ab = a + bt * M * K;
     const float* bb = b + bt * K * N;
-    for (int64_t m = 0; m < M; ++m) {
+    {
       for (int64_t n = 0; n < N; ++n) {
         double acc = bias_or_null != nullptr ? double(bias_or_null[n]) : 0.0;
         double sum_abs = 0.0, sum_sq = 0.0;
@@ -119,7 +121,7 @@ std::vector<double> gemm_any(const spec::Gemm& g, bool linear, const float* a, c
         }
       }
     }
-  }
+  });
   return out;
 }
 

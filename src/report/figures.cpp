@@ -13,6 +13,7 @@
 #include "codegen/variant.hpp"
 #include "common/bounded_json.hpp"
 #include "protocol/status.hpp"
+#include "spec/shape_rules.hpp"
 
 namespace fusetune::report {
 
@@ -108,8 +109,16 @@ bool positive(double v) { return std::isfinite(v) && v > 0; }
 Roofline roofline_floor(const spec::Problem& problem, const std::optional<db::Environment>& env,
                         const std::string& math, std::optional<double> copy_gbps) {
   Roofline r;
-  r.flops = problem.conv.flops();
-  r.bytes = double(problem.conv.input_elems() + problem.out_elems()) * 4.0;
+  if (problem.is_conv2d_chain()) {
+    r.flops = problem.conv.flops();
+    r.bytes = double(problem.conv.input_elems() + problem.out_elems()) * 4.0;
+  } else {
+    // Version 2: the main operator's FLOP; its input and the problem's output, as for conv2d.
+    const spec::Gemm& g = problem.gemm;
+    r.flops = problem.is_conv() ? problem.conv.flops() : g.flops();
+    const double in = problem.is_conv() ? double(problem.conv.input_elems()) : double(g.batch * g.m * g.k);
+    r.bytes = (in + double(spec::elems(spec::out_shape(problem)))) * 4.0;
+  }
   r.copy_gbps = copy_gbps;
   // Dense datasheet rates of an H200 (132 SMs): TF32 tensor cores, and fp32 on the CUDA cores.
   constexpr double kTf32Tflops = 495, kFp32Tflops = 67, kSms = 132;

@@ -1,6 +1,8 @@
 #pragma once
 // Which problems the tuner has candidates for today. The spec language (version 2) describes
-// every KernelBench level-2 problem; the designs that tune them come family by family
+// every KernelBench level-2 problem: conv2d chains take every design; every other problem
+// (conv3d, the transposed convs, grouped convs, linear/matmul, general epilogues) takes the
+// floor and `unfused` (codegen::generate_model_variants), channels-first only
 // (docs/spec-language.md, "What tune takes today"). One place, so `tune`, `compile` and
 // generate_variants refuse the same problems with the same line.
 #include <optional>

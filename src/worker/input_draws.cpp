@@ -7,8 +7,10 @@
 #include "common/error.hpp"
 #include "gpu/cudnn_transform.hpp"
 #include "reference/l2_model.hpp"
+#include "reference/model_data.hpp"
 #include "reference/problem_data.hpp"
 #include "worker/context_lost.hpp"
+#include "worker/model_answer.hpp"
 
 namespace fusetune::worker {
 
@@ -38,6 +40,24 @@ gpu::DeviceBuffer upload(const std::vector<float>& host) {
 InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& ref, const gpu::CudnnHandle& cudnn,
                        uint64_t seed, int count, protocol::InputRange inputs, bool whole_answers, CUstream s)
     : problem_(problem) {
+  if (!problem.is_conv2d_chain()) {
+    // Version 2: every tensor drawn on the host, the answers from the CPU reference (the caller
+    // has refused problems past its limits: worker::why_no_cpu_reference).
+    if (inputs == protocol::InputRange::wide)
+      throw InputError("wide-range draws (accuracy tests) are drawn for conv2d chain problems only");
+    for (int d = 0; d < count; ++d) {
+      Draw dr;
+      dr.model = std::make_unique<ModelDraw>(problem, seed, d);
+      const ModelAnswers a = model_answers(problem, dr.model->host());
+      dr.var_scale = a.var_scale;
+      dr.answer.emplace();
+      dr.answer->output = upload_answer(a.output, a.var_scale);
+      dr.answer->conv = upload_answer(a.main, a.var_scale);
+      sync_or_lose(fmt::format("input draw {}", d));
+      draws_.push_back(std::move(dr));
+    }
+    return;
+  }
   const auto& c = problem.conv;
   for (int d = 0; d < count; ++d) {
     // Weights and per-channel vectors come from the host generator (it places conv biases on
@@ -80,9 +100,10 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
   }
 }
 
-CUdeviceptr InputDraws::input(int d, codegen::BufferKind kind) const {
+CUdeviceptr InputDraws::input(int d, const codegen::Buffer& b) const {
   const Draw& dr = draw(d);
-  switch (kind) {
+  if (dr.model) return dr.model->bind(b);
+  switch (b.kind) {
     case codegen::BufferKind::input: return problem_.conv.in == spec::Layout::nhwc ? dr.x_nhwc.ptr() : dr.x_nchw.ptr();
     case codegen::BufferKind::filters: return dr.w.ptr();
     case codegen::BufferKind::channels: return dr.chan.ptr();
@@ -91,15 +112,21 @@ CUdeviceptr InputDraws::input(int d, codegen::BufferKind kind) const {
     case codegen::BufferKind::bias:
     case codegen::BufferKind::param:
     case codegen::BufferKind::extra:
-      // `tune` refuses version-2 problems before a worker starts (spec::why_not_tunable).
-      throw Error(ExitCode::failure, fmt::format("InputDraws::input: {} buffers (version-2 plans) are not drawn by "
-                                                 "the worker yet",
-                                                 codegen::buffer_kind_name(kind)));
+      throw Error(ExitCode::failure, fmt::format("InputDraws::input: a {} buffer (a version-2 plan) for a conv2d "
+                                                 "chain problem",
+                                                 codegen::buffer_kind_name(b.kind)));
   }
   throw Error(ExitCode::failure, "InputDraws::input: a scratch buffer is not an input");
 }
 
 double InputDraws::input_bytes(const spec::Problem& problem) {
+  if (!problem.is_conv2d_chain()) {
+    const reference::ModelSizes s = reference::model_sizes(problem);
+    double floats = double(s.input + s.weight + s.bias);
+    for (int64_t n : s.params) floats += double(n);
+    for (int64_t n : s.inputs) floats += double(n);
+    return 4.0 * floats;
+  }
   const auto& c = problem.conv;
   return 4.0 * (2.0 * double(c.input_elems()) + 2.0 * double(c.weight_elems()) +
                 double(reference::chan_elems(problem)) + 1);

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "common/error.hpp"
+#include "reference/problem_data.hpp"
+#include "spec/shape_rules.hpp"
 
 namespace fusetune::worker {
 
@@ -18,6 +22,14 @@ std::span<const float> indexed(const std::vector<std::vector<float>>& all, const
 }
 
 }  // namespace
+
+reference::ModelData model_verification_draw(const spec::Problem& problem, uint64_t seed, int d) {
+  reference::ModelData data = reference::draw_model_data(problem, seed + uint64_t(d));
+  // |x| of an odd multiple of 2^-23 in (-1, 1) is one in (0, 1): exact, never 0, uniform.
+  if (reference::verification_draw(d).x == reference::XRange::unit)
+    for (float& v : data.input) v = std::fabs(v);
+  return data;
+}
 
 std::span<const float> model_buffer_floats(const reference::ModelData& data, const codegen::Buffer& b) {
   std::span<const float> out;
@@ -41,10 +53,16 @@ std::span<const float> model_buffer_floats(const reference::ModelData& data, con
 
 std::optional<std::string> why_no_cpu_reference(const spec::Problem& problem) {
   const double macs = (problem.is_conv() ? problem.conv.flops() : problem.gemm.flops()) / 2.0;
-  if (macs <= kMaxCpuReferenceMacs) return std::nullopt;
-  return fmt::format("the CPU reference is limited to {:.3g} multiply-adds of the main operator per draw; this "
-                     "problem's take {:.3g} (the GPU reference for version-2 problems is not written yet)",
-                     kMaxCpuReferenceMacs, macs);
+  if (macs > kMaxCpuReferenceMacs)
+    return fmt::format("the CPU reference is limited to {:.3g} multiply-adds of the main operator per draw; this "
+                       "problem's take {:.3g} (the GPU reference for version-2 problems is not written yet)",
+                       kMaxCpuReferenceMacs, macs);
+  const int64_t values = std::max(problem.main_out_elems(), spec::elems(spec::out_shape(problem)));
+  if (values > kMaxCpuReferenceValues)
+    return fmt::format("the CPU reference holds at most {} values of an output per draw; this problem's largest "
+                       "output has {} (the GPU reference for version-2 problems is not written yet)",
+                       kMaxCpuReferenceValues, values);
+  return std::nullopt;
 }
 
 }  // namespace fusetune::worker

@@ -49,7 +49,7 @@ Binding PlanRunner::bind(const codegen::Variant& v, int draw) {
     if (buf.kind == codegen::BufferKind::scratch) {
       b.buffers.push_back(pool_.ensure(buf.name, 4 * size_t(buf.floats()), stream_));
     } else {
-      b.buffers.push_back(draws_.input(draw, buf.kind));
+      b.buffers.push_back(draws_.input(draw, buf));
     }
   }
   return b;

@@ -16,7 +16,9 @@
 #include "gpu/driver_api.hpp"
 #include "gpu/event.hpp"
 #include "spec/parser.hpp"
+#include "spec/shape_rules.hpp"
 #include "worker/context_lost.hpp"
+#include "worker/model_inputs.hpp"
 #include "worker/verify_memory.hpp"
 
 namespace fusetune::worker {
@@ -52,6 +54,10 @@ Session::Session(const protocol::SetupRequest& setup)
       ref_compiles_(std::in_place, problem_, device_.limits.arch_flag(), math_),
       ctx_(setup.device) {
   const auto t0 = Clock::now();
+  // A version-2 problem is verified against the CPU reference: refused past its limits (`tune`
+  // says so before it starts a worker; this is for callers that do not).
+  if (!problem_.is_conv2d_chain())
+    if (auto why = why_no_cpu_reference(problem_)) throw InputError(*why);
   ctx_.make_current();
   cudnn_.set_stream(stream_.get());
   const CUstream s = stream_.get();
@@ -84,7 +90,11 @@ Session::Session(const protocol::SetupRequest& setup)
   }
   info_.draws_s = std::chrono::duration<double>(Clock::now() - t_draws).count();
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
-  const double working_set = 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems());
+  const double working_set =
+      problem_.is_conv2d_chain()
+          ? 4.0 * double(c.input_elems() + c.conv_out_elems() + problem_.out_elems())
+          : InputDraws::input_bytes(problem_) +
+                4.0 * double(problem_.main_out_elems() + spec::elems(spec::out_shape(problem_)));
   const bool scrub = working_set < 2.0 * double(device_.limits.l2_bytes);
   graphs_ = std::make_unique<GraphCache>(cudnn_, problem_, math_, *pool_, s, ctx_.get());
   convs_ = std::make_unique<ConvAlgoCache>(cudnn_, problem_, math_, *draws_, *pool_, *check_, *graphs_, s,

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "reference/gpu_reference.hpp"
 #include "reference/image_slices.hpp"
+#include "spec/shape_rules.hpp"
 #include "worker/input_draws.hpp"
 
 namespace fusetune::worker {
@@ -24,6 +25,14 @@ double answer_bytes(const spec::Problem& p, MathMode math, int64_t images) {
                                need / 1e9, free_bytes / 1e9));
 }
 
+// A version-2 problem (never sliced: its answers come whole from the CPU reference): the inputs
+// and two answers per draw (the output's and the main operator's alone: doubles, bounds and
+// variances), and plan buffers of about four of the larger of the two outputs.
+double model_need(const spec::Problem& p, int draws) {
+  const double out = double(spec::elems(spec::out_shape(p))), main = double(p.main_out_elems());
+  return draws * (InputDraws::input_bytes(p) + 16.0 * (out + main)) + 4.0 * 4.0 * std::max(out, main);
+}
+
 }  // namespace
 
 double fixed_bytes(const spec::Problem& p, int draws) {
@@ -33,8 +42,13 @@ double fixed_bytes(const spec::Problem& p, int draws) {
 
 VerifyMemory plan_verify_memory(const spec::Problem& p, MathMode math, int draws, double free_bytes,
                                 int64_t forced_slice_images) {
-  const int64_t n = p.conv.n;
   const double usable = kUsableShare * free_bytes;
+  if (!p.is_conv2d_chain()) {
+    const double need = model_need(p, draws);
+    if (need > usable) refuse(need, free_bytes);
+    return {0, need};
+  }
+  const int64_t n = p.conv.n;
   const double fixed = fixed_bytes(p, draws);
   const bool sliceable = reference::sliceable_by_images(p);
   const double whole = fixed + draws * answer_bytes(p, math, n);

@@ -1,0 +1,88 @@
+// `tune` of version-2 problems without a GPU (issue 43): the command takes them (the floor and
+// `unfused.stages` of codegen::generate_model_variants) and, on the fake worker
+// (tests/fake_worker.cpp), stores a winner that `query` and `report` show and `export` refuses in
+// one line; without a GPU it says so (exit 3), and a problem past the CPU reference's limits is
+// refused with the reason before any GPU work (exit 2).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_run.hpp"
+
+namespace {
+
+using fusetune::testing::run;
+
+const std::string kLinear = "\"linear(m=64,k=32,n=16) | relu\"";
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + name + "." + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(CliTuneV2, ALinearProblemIsTunedStoredQueriedAndItsExportRefused) {
+  const std::string dir = fresh_dir("cli_tune_v2");
+  const std::string db = dir + "/t.db";
+  const std::string worker = std::string("FUSETUNE_TEST_WORKER=") + FUSETUNE_FAKE_WORKER + " ";
+  const auto t = run("tune " + kLinear + " -q --db " + db, worker);
+  ASSERT_EQ(t.code, 0) << t.err << t.out;
+  EXPECT_NE(t.out.find("cublaslt.gemm (floor)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("unfused.stages (baseline)"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("winner   unfused.stages"), std::string::npos) << t.out;
+
+  const auto q = run("query " + kLinear + " --db " + db);
+  EXPECT_EQ(q.code, 0) << q.err;
+  EXPECT_NE(q.out.find("unfused.stages"), std::string::npos) << q.out;
+  const auto all = run("query --db " + db + " --format json");
+  EXPECT_EQ(all.code, 0) << all.err;
+
+  const auto r = run("report " + kLinear + " --db " + db + " -o " + dir + "/r.html");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/r.html"));
+
+  for (const char* format : {"cu", "torch", "ptx"}) {
+    const auto e = run("export " + kLinear + " --format " + format + " --db " + db + " -o " + dir + "/x." + format);
+    EXPECT_EQ(e.code, 2) << format << ": " << e.err;
+    EXPECT_EQ(fusetune::testing::lines(e.err), 1u) << e.err;
+    EXPECT_NE(e.err.find("version-2 plan"), std::string::npos) << e.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/x." + format));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTuneV2, AConv3dProblemRunsOnTheFakeWorker) {
+  const std::string dir = fresh_dir("cli_tune_v2_conv3d");
+  const auto t = run("tune \"conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | add(input1)\" -q --db " + dir + "/t.db",
+                     std::string("FUSETUNE_TEST_WORKER=") + FUSETUNE_FAKE_WORKER + " ");
+  ASSERT_EQ(t.code, 0) << t.err << t.out;
+  EXPECT_NE(t.out.find("cudnn.conv-nd (floor)"), std::string::npos) << t.out;
+  std::filesystem::remove_all(dir);
+}
+
+// Past the CPU reference's limit: exit 2 with the reason, before the GPU is looked for (this
+// machine may have none: the line would then be exit 3's).
+TEST(CliTuneV2, PastTheCpuReferencesLimitIsRefusedBeforeAnyGpuWork) {
+  const std::string dir = fresh_dir("cli_tune_v2_big");
+  const auto t = run("tune \"linear(m=128,k=4096,n=8192) | relu\" --db " + dir + "/t.db");
+  EXPECT_EQ(t.code, 2) << t.err;
+  EXPECT_EQ(fusetune::testing::lines(t.err), 1u) << t.err;
+  EXPECT_NE(t.err.find("CPU reference is limited to 2e+09 multiply-adds"), std::string::npos) << t.err;
+  std::filesystem::remove_all(dir);
+}
+
+// Without a GPU the command takes the problem and says that no GPU was found (exit 3), not that
+// it has no candidates for it.
+TEST(CliTuneV2, WithoutAGpuItSaysSoNotThatItHasNoCandidates) {
+  const std::string dir = fresh_dir("cli_tune_v2_nogpu");
+  const auto t = run("tune " + kLinear + " --force --db " + dir + "/t.db");
+  if (t.code == 0) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(t.code, 3) << t.err;
+  EXPECT_EQ(t.err.find("no candidates"), std::string::npos) << t.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
