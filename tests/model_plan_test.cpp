@@ -317,6 +317,16 @@ TEST(ModelPlans, GenerateVariantsTakesThemAndTheModelEntryRefusesChains) {
   EXPECT_THROW((void)generate_model_variants(chain, limits()), InputError);
 }
 
+// tests/gpu_model_steps_test.cpp plants a shifted value by running the plan of `spec | add(0.05)`
+// for `spec`: the checker must let it through (same buffers and shapes), so only verification
+// can catch it.
+TEST(ModelPlans, AShiftedPlanIsSoundForTheUnshiftedProblem) {
+  for (const char* spec : {"linear(m=64,k=32,n=16) | relu", "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | add(input1)"}) {
+    const Variant planted = generate_model_variants(spec::parse(std::string(spec) + " | add(0.05)"), limits()).at(0);
+    EXPECT_EQ(check_variant(planted, spec::parse(spec)), "") << spec;
+  }
+}
+
 TEST(ModelPlans, ByValueArgumentsAndNullsSerialize) {
   const spec::Problem p = spec::parse("conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2) | add(input1)");
   const Variant v = generate_model_variants(p, limits()).at(0);

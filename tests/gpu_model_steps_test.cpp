@@ -1,0 +1,185 @@
+// Version-2 problems on the GPU through the worker's Session (issue 43, item 2): the floor
+// (`cublaslt.gemm` / `cudnn.conv-nd`, the main operator alone) and `unfused.stages` (the main
+// operator, then one kernel per stage) of codegen::generate_model_variants must verify on every
+// draw against the float64 CPU reference (reference::model_reference_with_bounds, chosen by
+// InputDraws for these problems), under tf32 and fp32; a planted wrong stage -- the plan of the
+// same problem with `| add(0.05)` after it, a shifted value -- must fail verification; and `tune`
+// end to end gives such a problem a verified winner. Skips with the reason without a GPU.
+//
+// Run: build/gpu_model_steps_test (or ctest -L gpu -R GpuModelSteps).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "codegen/generate.hpp"
+#include "codegen/variant.hpp"
+#include "common/error.hpp"
+#include "common/math_mode.hpp"
+#include "gpu/device.hpp"
+#include "gpu/driver_api.hpp"
+#include "protocol/protocol.hpp"
+#include "spec/canonical.hpp"
+#include "spec/parser.hpp"
+#include "tune/compile_all.hpp"
+#include "tune/tuner.hpp"
+#include "worker/session.hpp"
+
+namespace fusetune {
+namespace {
+
+using protocol::Status;
+
+// A linear problem (cuBLASLt, a chain epilogue) and a conv3d one (a cuDNN graph, a group norm and
+// an extra input): small, so the CPU reference takes milliseconds.
+const char* const kLinear = "linear(m=64,k=32,n=16) | relu";
+const char* const kConv3d = "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | add(input1)";
+
+class GpuModelSteps : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
+    limits_ = gpu::query_device(0).limits;
+    dir_ = ::testing::TempDir() + "gpu_model_steps." + std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  static protocol::SetupRequest setup(const std::string& spec, MathMode math) {
+    protocol::SetupRequest s;
+    s.problem = spec::canonical(spec::parse(spec));
+    s.math = math;
+    s.device = 0;
+    return s;
+  }
+
+  // The variant's kernels compiled for this GPU, as the tuner's compile stage writes them; "" when
+  // it has none (the floor).
+  std::string cubin_for(const codegen::Variant& v, MathMode math) {
+    if (v.source.empty()) return "";
+    tune::CompileAllOptions o;
+    o.arch = limits_.arch_flag();
+    o.strict_fp32 = math == MathMode::fp32;
+    const protocol::VariantResult r = tune::compile_variant(v, limits_, o);
+    EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason << "\n" << r.log_excerpt;
+    const std::string path = dir_ + "/" + v.name + ".cubin";
+    std::ofstream f(path, std::ios::binary);
+    const std::string& image = r.compile.cubin.empty() ? r.compile.ptx : r.compile.cubin;
+    f.write(image.data(), std::streamsize(image.size()));
+    return path;
+  }
+
+  protocol::RunReply run(worker::Session& s, const codegen::Variant& v, MathMode math) {
+    protocol::RunRequest req;
+    req.variant = v;
+    req.cubin_path = cubin_for(v, math);
+    req.time = true;
+    req.timing.min_reps = 3;
+    req.timing.max_reps = 5;
+    req.timing.max_seconds = 0.2;
+    return s.run(req);
+  }
+
+  // Every variant of `spec` verifies (and is timed) under `math`.
+  void expect_all_verify(const std::string& spec, MathMode math) {
+    SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)));
+    worker::Session session(setup(spec, math));
+    const std::vector<codegen::Variant> variants = codegen::generate_model_variants(spec::parse(spec), limits_);
+    ASSERT_EQ(variants.size(), 2u);
+    for (const codegen::Variant& v : variants) {
+      const protocol::RunReply r = run(session, v, math);
+      EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
+      EXPECT_TRUE(r.timed) << v.name;
+      EXPECT_GT(r.time.median_ms, 0.0) << v.name;
+      EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
+      if (math == MathMode::tf32) {
+        EXPECT_LE(r.error.rel_l2, r.error.rel_l2_limit) << v.name;
+      }
+      EXPECT_FALSE(r.convs.empty()) << v.name << ": the main operator's implementation is named";
+      for (const std::string& note : r.notes) std::cout << "  note: " << note << "\n";
+      std::cout << "  " << v.name << ": " << r.time.median_ms << " ms, worst element " << r.error.worst_ratio
+                << " of its bound, rel-L2 " << r.error.rel_l2 << " (limit " << r.error.rel_l2_limit << ")"
+                << (r.convs.empty() ? "" : ", " + r.convs.front()) << "\n";
+    }
+  }
+
+  // The unfused plan of `spec | add(0.05)` run for `spec`: every output shifted by 0.05.
+  void expect_shift_fails(const std::string& spec, MathMode math) {
+    SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)));
+    const spec::Problem shifted = spec::parse(spec + " | add(0.05)");
+    codegen::Variant planted = codegen::generate_model_variants(shifted, limits_).at(0);
+    ASSERT_EQ(planted.candidate, codegen::Candidate::unfused);
+    planted.name = planted.design = "unfused.planted-shift";
+    worker::Session session(setup(spec, math));
+    const protocol::RunReply r = run(session, planted, math);
+    EXPECT_EQ(r.status, Status::wrong_result) << r.reason;
+    EXPECT_FALSE(r.reason.empty());
+    EXPECT_GT(r.error.worst_ratio, 1.0);
+    std::cout << "  planted shift: " << protocol::status_name(r.status) << ": " << r.reason << "\n";
+  }
+
+  gpu::DeviceLimits limits_;
+  std::string dir_;
+};
+
+TEST_F(GpuModelSteps, LinearFloorAndUnfusedVerify) {
+  for (MathMode math : {MathMode::tf32, MathMode::fp32}) expect_all_verify(kLinear, math);
+}
+
+TEST_F(GpuModelSteps, Conv3dFloorAndUnfusedVerify) {
+  for (MathMode math : {MathMode::tf32, MathMode::fp32}) expect_all_verify(kConv3d, math);
+}
+
+// The other families the worker runs: a transposed conv with a named value, a batched matmul
+// with both operands transposed and an extra input, a grouped conv2d with pooling.
+TEST_F(GpuModelSteps, MoreFamiliesVerify) {
+  for (const char* spec : {
+           "conv_transpose3d(n=1,c=2,d=3,h=3,w=3,k=2,r=3,stride=2,pad=1,out_pad=1) | as a | add(param[k]) | add(a)",
+           "matmul(batch=4,m=8,k=16,n=32,trans_a=true,trans_b=true) | add(input1) | mul(input1)",
+           "conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | max_pool2d(2)",
+       })
+    expect_all_verify(spec, MathMode::tf32);
+}
+
+TEST_F(GpuModelSteps, APlantedShiftedStageFailsVerification) {
+  for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
+    expect_shift_fails(kLinear, math);
+    expect_shift_fails(kConv3d, math);
+  }
+}
+
+// A problem past the CPU reference's limit is refused by the Session before it draws anything.
+TEST_F(GpuModelSteps, PastTheCpuReferencesLimitTheSessionRefuses) {
+  EXPECT_THROW({ worker::Session s(setup("linear(m=128,k=4096,n=8192) | relu", MathMode::tf32)); }, InputError);
+}
+
+// `tune` end to end (worker processes, every phase), as tests/gpu_tune_test.cpp runs conv2d chains.
+TEST_F(GpuModelSteps, TuneGivesAVerifiedWinner) {
+  for (const char* spec : {kLinear, kConv3d}) {
+    SCOPED_TRACE(spec);
+    tune::TuneOptions o;
+    o.math = MathMode::tf32;
+    o.worker_exe = FUSETUNE_BINARY;
+    o.max_variants = 3;
+    o.quick = true;
+    o.retime_rounds = 3;
+    o.variant_timeout_s = 60;
+    const tune::TuneReport r = tune::run_tune(spec::parse(spec), o);
+    ASSERT_EQ(r.results.size(), 2u);
+    for (const auto& v : r.results) EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+    ASSERT_TRUE(r.winner.has_value());
+    EXPECT_EQ(r.results[*r.winner].variant.name, "unfused.stages");  // the floor is never a winner
+    EXPECT_TRUE(r.unfused.has_value());
+    EXPECT_TRUE(r.cudnn.has_value());
+  }
+}
+
+}  // namespace
+}  // namespace fusetune
