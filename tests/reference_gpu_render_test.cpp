@@ -25,6 +25,7 @@
 #include "reference/op_math.hpp"
 #include "reference/render_double.hpp"
 #include "spec/ops.hpp"
+#include "spec/parser.hpp"
 #include "spec_builders.hpp"
 
 namespace fusetune::reference {
@@ -109,6 +110,22 @@ TEST(GpuReferenceRender, FillAndCompareSourcesCompile) {
   const std::string compare = render_reference_compare_source();
   expect_compiles(compare, "ref_compare (GpuReference)", {"ft_compare_init", "ft_compare"});
   EXPECT_NE(compare.find("ft_compare_element"), std::string::npos);  // the rule of ref_bounds.cuh, not a copy
+}
+
+// A version-2 problem's answers come from the CPU reference (worker/model_answer.hpp): its
+// GpuReference compiles only the fills, guards and the comparison, and they compile.
+TEST(GpuReferenceRender, AVersionTwoProblemCompilesOnlyFillsAndTheComparison) {
+  for (const char* text : {"linear(m=64,k=32,n=16) | relu", "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2)"}) {
+    RefCompiles compiles(spec::parse(text), "sm_90", MathMode::tf32);
+    std::vector<std::string> names;
+    for (const RefCompiles::Compiled& c : compiles.take()) {
+      names.push_back(c.name);
+      EXPECT_TRUE(c.result.ok()) << text << ": " << c.name << "\n" << c.result.log;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"ref_fill.cu", "ref_compare.cu"})) << text;
+  }
+  RefCompiles chain(spec::parse("conv2d(n=1,c=2,h=8,w=8,k=4,r=3) | relu"), "sm_90", MathMode::tf32);
+  EXPECT_EQ(chain.take().size(), 4u);
 }
 
 TEST(GpuReferenceRender, UnknownTemplateThrows) { EXPECT_THROW((void)reference_template("ref_nope.cu"), std::out_of_range); }
