@@ -63,14 +63,19 @@ TEST(CliTuneV2, AConv3dProblemRunsOnTheFakeWorker) {
   std::filesystem::remove_all(dir);
 }
 
-// Past the CPU reference's limit: exit 2 with the reason, before the GPU is looked for (this
-// machine may have none: the line would then be exit 3's).
-TEST(CliTuneV2, PastTheCpuReferencesLimitIsRefusedBeforeAnyGpuWork) {
+// Past the float64 reference's limits (worker::why_no_model_reference): exit 2 with the reason,
+// before the GPU is looked for (this machine may have none: the line would then be exit 3's).
+TEST(CliTuneV2, PastTheReferencesLimitIsRefusedBeforeAnyGpuWork) {
   const std::string dir = fresh_dir("cli_tune_v2_big");
-  const auto t = run("tune \"linear(m=128,k=4096,n=8192) | relu\" --db " + dir + "/t.db");
+  auto t = run("tune \"linear(m=65536,k=65536,n=4096) | relu\" --db " + dir + "/t.db");
   EXPECT_EQ(t.code, 2) << t.err;
   EXPECT_EQ(fusetune::testing::lines(t.err), 1u) << t.err;
-  EXPECT_NE(t.err.find("CPU reference is limited to 2e+09 multiply-adds"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("reference (on the GPU) is limited to 1e+13 multiply-adds"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("1.76e+13"), std::string::npos) << t.err;
+  t = run("tune \"linear(m=16384,k=1,n=16384) | relu\" --db " + dir + "/t.db");
+  EXPECT_EQ(t.code, 2) << t.err;
+  EXPECT_NE(t.err.find("hold at most 134217728 values"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("268435456"), std::string::npos) << t.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -1,8 +1,9 @@
 // Version-2 problems on the GPU through the worker's Session (issue 43, item 2): the floor
 // (`cublaslt.gemm` / `cudnn.conv-nd`, the main operator alone) and `unfused.stages` (the main
 // operator, then one kernel per stage) of codegen::generate_model_variants must verify on every
-// draw against the float64 CPU reference (reference::model_reference_with_bounds, chosen by
-// InputDraws for these problems), under tf32 and fp32; a planted wrong stage -- the plan of the
+// draw against the float64 reference (the main operator's terms on the GPU, the stages on the
+// CPU: reference::model_reference_with_terms, chosen by InputDraws for these problems), under
+// tf32 and fp32; a planted wrong stage -- the plan of the
 // same problem with `| add(0.05)` after it, a shifted value -- must fail verification; and `tune`
 // end to end gives such a problem a verified winner. Skips with the reason without a GPU.
 //
@@ -35,7 +36,7 @@ namespace {
 using protocol::Status;
 
 // A linear problem (cuBLASLt, a chain epilogue) and a conv3d one (a cuDNN graph, a group norm and
-// an extra input): small, so the CPU reference takes milliseconds.
+// an extra input): small, so the reference's CPU stages take milliseconds.
 const char* const kLinear = "linear(m=64,k=32,n=16) | relu";
 const char* const kConv3d = "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | add(input1)";
 
@@ -155,9 +156,11 @@ TEST_F(GpuModelSteps, APlantedShiftedStageFailsVerification) {
   }
 }
 
-// A problem past the CPU reference's limit is refused by the Session before it draws anything.
-TEST_F(GpuModelSteps, PastTheCpuReferencesLimitTheSessionRefuses) {
-  EXPECT_THROW({ worker::Session s(setup("linear(m=128,k=4096,n=8192) | relu", MathMode::tf32)); }, InputError);
+// A problem past the float64 reference's limits (1e13 multiply-adds, 2^27 values) is refused by
+// the Session before it draws anything.
+TEST_F(GpuModelSteps, PastTheReferencesLimitsTheSessionRefuses) {
+  EXPECT_THROW({ worker::Session s(setup("linear(m=65536,k=65536,n=4096) | relu", MathMode::tf32)); }, InputError);
+  EXPECT_THROW({ worker::Session s(setup("linear(m=16384,k=1,n=16384) | relu", MathMode::tf32)); }, InputError);
 }
 
 // `tune` end to end (worker processes, every phase), as tests/gpu_tune_test.cpp runs conv2d chains.
@@ -179,6 +182,29 @@ TEST_F(GpuModelSteps, TuneGivesAVerifiedWinner) {
     EXPECT_TRUE(r.unfused.has_value());
     EXPECT_TRUE(r.cudnn.has_value());
   }
+}
+
+// Full size, past the old CPU-only limit of 2e9 multiply-adds: KernelBench level 2's linear
+// 1024 x 8192 x 8192 (6.9e10 multiply-adds, an 8.4M-value output). Its reference is the GPU's
+// float64 terms (well under a second each draw) with the stages on the CPU; `tune` gives
+// unfused.stages as the verified winner, as above.
+TEST_F(GpuModelSteps, FullSizePastTheOldCpuLimitGetsAVerifiedWinner) {
+  const char* const spec = "linear(m=1024,k=8192,n=8192) | relu";
+  tune::TuneOptions o;
+  o.math = MathMode::tf32;
+  o.worker_exe = FUSETUNE_BINARY;
+  o.max_variants = 3;
+  o.quick = true;
+  o.retime_rounds = 3;
+  o.variant_timeout_s = 120;
+  const tune::TuneReport r = tune::run_tune(spec::parse(spec), o);
+  ASSERT_EQ(r.results.size(), 2u);
+  for (const auto& v : r.results) {
+    EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
+    std::cout << "  " << v.variant.name << ": " << protocol::status_name(v.status) << "\n";
+  }
+  ASSERT_TRUE(r.winner.has_value());
+  EXPECT_EQ(r.results[*r.winner].variant.name, "unfused.stages");
 }
 
 }  // namespace

@@ -72,21 +72,28 @@ TEST(ModelInputs, APlanAndADrawOfDifferentProblemsAreRefused) {
   EXPECT_TRUE(refused);
 }
 
-TEST(ModelInputs, TheCpuReferenceTakesSmallProblemsAndSaysWhyNotLargeOnes) {
-  EXPECT_FALSE(why_no_cpu_reference(spec::parse("linear(m=64,k=32,n=16) | relu")));
-  // 128 * 4096 * 8192 = 4.3e9 multiply-adds: over the limit, and the message says both numbers.
-  const auto why = why_no_cpu_reference(spec::parse("linear(m=128,k=4096,n=8192) | relu"));
+// The old CPU-only limit (2e9 multiply-adds) is gone: KernelBench level 2's linear
+// 1024 x 8192 x 8192 (6.9e10) is taken; past the GPU's 1e13, refused with both numbers.
+TEST(ModelInputs, TheReferenceTakesFullSizeProblemsAndSaysWhyNotLargerOnes) {
+  EXPECT_FALSE(why_no_model_reference(spec::parse("linear(m=64,k=32,n=16) | relu")));
+  EXPECT_FALSE(why_no_model_reference(spec::parse("linear(m=128,k=4096,n=8192) | relu")));
+  EXPECT_FALSE(why_no_model_reference(spec::parse("linear(m=1024,k=8192,n=8192) | relu")));
+  // 65536 * 65536 * 4096 = 1.76e13 multiply-adds (output 2^28 values, also past the value limit:
+  // the multiply-adds are said first)
+  const auto why = why_no_model_reference(spec::parse("linear(m=65536,k=65536,n=4096) | relu"));
   ASSERT_TRUE(why);
-  EXPECT_NE(why->find("2e+09"), std::string::npos) << *why;
-  EXPECT_NE(why->find("4.29e+09"), std::string::npos) << *why;
+  EXPECT_NE(why->find("1e+13"), std::string::npos) << *why;
+  EXPECT_NE(why->find("1.76e+13"), std::string::npos) << *why;
 }
 
 // A GEMM with few multiply-adds per output but a huge output passes the first limit alone.
-TEST(ModelInputs, TheCpuReferenceRefusesOutputsPastItsValueLimit) {
-  const auto why = why_no_cpu_reference(spec::parse("linear(m=16384,k=1,n=8192)"));
+TEST(ModelInputs, TheReferenceRefusesOutputsPastItsValueLimit) {
+  EXPECT_FALSE(why_no_model_reference(spec::parse("linear(m=16384,k=1,n=8192)")));  // 2^27: at the limit
+  const auto why = why_no_model_reference(spec::parse("linear(m=16384,k=1,n=16384)"));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("values"), std::string::npos) << *why;
   EXPECT_NE(why->find("134217728"), std::string::npos) << *why;
+  EXPECT_NE(why->find("268435456"), std::string::npos) << *why;
 }
 
 // Draw 0 (and 2) is torch.rand-like in the input, draw 1 signed; everything else signed in

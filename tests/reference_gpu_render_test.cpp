@@ -112,9 +112,10 @@ TEST(GpuReferenceRender, FillAndCompareSourcesCompile) {
   EXPECT_NE(compare.find("ft_compare_element"), std::string::npos);  // the rule of ref_bounds.cuh, not a copy
 }
 
-// A version-2 problem's answers come from the CPU reference (worker/model_answer.hpp): its
-// GpuReference compiles only the fills, guards and the comparison, and they compile.
-TEST(GpuReferenceRender, AVersionTwoProblemCompilesOnlyFillsAndTheComparison) {
+// A version-2 problem's answers are its main operator's terms from the GPU with the stages on the
+// CPU (worker/model_answer.hpp): its GpuReference compiles the fills, guards, the comparison and
+// the main operator's terms (ref_main_any.cu), and they compile.
+TEST(GpuReferenceRender, AVersionTwoProblemCompilesFillsTheComparisonAndTheMainTerms) {
   for (const char* text : {"linear(m=64,k=32,n=16) | relu", "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2)"}) {
     RefCompiles compiles(spec::parse(text), "sm_90", MathMode::tf32);
     std::vector<std::string> names;
@@ -122,7 +123,7 @@ TEST(GpuReferenceRender, AVersionTwoProblemCompilesOnlyFillsAndTheComparison) {
       names.push_back(c.name);
       EXPECT_TRUE(c.result.ok()) << text << ": " << c.name << "\n" << c.result.log;
     }
-    EXPECT_EQ(names, (std::vector<std::string>{"ref_fill.cu", "ref_compare.cu"})) << text;
+    EXPECT_EQ(names, (std::vector<std::string>{"ref_fill.cu", "ref_main_any.cu", "ref_compare.cu"})) << text;
   }
   RefCompiles chain(spec::parse("conv2d(n=1,c=2,h=8,w=8,k=4,r=3) | relu"), "sm_90", MathMode::tf32);
   EXPECT_EQ(chain.take().size(), 4u);

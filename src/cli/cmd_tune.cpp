@@ -283,9 +283,9 @@ int run_tune(const TuneArgs& args) {
   // Every problem of a sweep is one the tuner takes, before anything starts (a line it has no
   // candidates for is named with its line number).
   for (const auto& p : list) {
-    // A version-2 problem is verified against the CPU reference, which has size limits.
+    // A version-2 problem's float64 reference (GPU main-operator terms, CPU stages) has size limits.
     auto why = spec::why_not_tunable(p.problem);
-    if (!why && !p.problem.is_conv2d_chain()) why = worker::why_no_cpu_reference(p.problem);
+    if (!why && !p.problem.is_conv2d_chain()) why = worker::why_no_model_reference(p.problem);
     if (why) {
       throw InputError(args.spec_file ? fmt::format("{}:{}: {}", text::printable(*args.spec_file), p.line, *why) : *why);
     }

@@ -15,6 +15,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "reference/bounds.hpp"
+#include "reference/main_terms_source.hpp"
 #include "reference/render_double.hpp"
 
 namespace fusetune::reference {
@@ -37,6 +38,8 @@ struct DeviceStats {
 static_assert(sizeof(DeviceStats) == 88 && offsetof(DeviceStats, sum_err2) == 24 &&
               offsetof(DeviceStats, mismatches) == 48 && offsetof(DeviceStats, first_bad) == 80,
               "must match ft_stats in ref_compare.cu");
+
+constexpr const char* kMainTermsProgram = "ref_main_any.cu";
 
 constexpr size_t kStatsOffset = 0;
 constexpr size_t kCounterOffset = 96;
@@ -112,11 +115,13 @@ RefCompiles::RefCompiles(const spec::Problem& problem, const std::string& arch, 
                           }));
   };
   start("ref_fill.cu", [] { return reference_template("ref_fill.cu"); });
-  // A version-2 problem's answers come from the CPU reference (worker/model_answer.hpp): no conv
-  // or epilogue program, only the fills, guards and the comparison.
+  // A version-2 problem's answers are its main operator's float64 terms from the GPU, then the
+  // stages on the CPU (worker/model_answer.hpp): no conv or epilogue program.
   if (problem.is_conv2d_chain()) {
     start("ref_conv.cu", [problem, math] { return render_reference_conv_source(problem, math); });
     start("ref_epilogue.cu", [problem, math] { return render_reference_epilogue_source(problem, math); });
+  } else {
+    start(kMainTermsProgram, [problem] { return render_reference_main_source(problem); });
   }
   start("ref_compare.cu", [] { return render_reference_compare_source(); });
 }
@@ -140,13 +145,19 @@ GpuReference::GpuReference(const spec::Problem& problem, MathMode math, RefCompi
   if (!flat_ && pq > std::numeric_limits<int32_t>::max()) {
     throw InputError(fmt::format("GPU reference: {} output pixels per image exceed the compare kernel's int", pq));
   }
+  std::vector<std::string> module_names;  // modules_[i]'s program
   for (RefCompiles::Compiled& p : compiles.take()) {
     programs_.push_back({p.name, p.result.compile_ms, p.result.registers, p.result.spill_stores});
+    if (p.name == kMainTermsProgram) {
+      main_terms_ = std::make_unique<GpuMainTerms>(problem, p.result);
+      continue;
+    }
+    module_names.push_back(p.name);
     modules_.emplace_back(p.result.cubin.empty() ? p.result.ptx : p.result.cubin);
   }
   const auto module = [&](const std::string& name) -> gpu::Module& {
-    for (size_t i = 0; i < programs_.size(); ++i)
-      if (programs_[i].name == name) return modules_[i];
+    for (size_t i = 0; i < module_names.size(); ++i)
+      if (module_names[i] == name) return modules_[i];
     throw Error(ExitCode::failure, "GpuReference: program " + name + " was not compiled");
   };
   gpu::Module& fill = module("ref_fill.cu");
@@ -199,8 +210,8 @@ void GpuReference::spin(double microseconds, CUstream stream) const {
 RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, bool with_conv,
                                 CUstream stream) const {
   if (flat_)
-    throw Error(ExitCode::failure, "GpuReference::compute: a version-2 problem's answers come from the CPU reference "
-                                   "(worker/model_answer.hpp)");
+    throw Error(ExitCode::failure, "GpuReference::compute: a version-2 problem's answers come from main_terms() and "
+                                   "the CPU stages (worker/model_answer.hpp)");
   const spec::Conv& c = problem_.conv;
   const bool bounds = conv_launch_.bounds;
   // The conv-alone answer: y (no bias), and under tf32 E0 and V0 folded in the conv kernel.
@@ -231,6 +242,12 @@ RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr c
   // Before returning: the conv scratch (when not kept) is freed on the way out.
   FT_CU_CALL(gpu::driver().cuStreamSynchronize(stream));
   return answer;
+}
+
+detail::MainTerms GpuReference::main_terms(CUdeviceptr x, CUdeviceptr w, CUstream stream) const {
+  if (!main_terms_)
+    throw Error(ExitCode::failure, "GpuReference::main_terms: a conv2d chain problem's reference is compute()");
+  return main_terms_->compute(x, w, stream);
 }
 
 GpuErrorStats GpuReference::compare(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream) {

@@ -13,8 +13,9 @@
 //   GpuErrorStats e = ref.compare(out, out_nhwc, answer.output, stream);
 //   Verdict v = judge(e, MathMode::tf32);                          // reference/tolerance.hpp
 //
-// For a version-2 problem (any that is not a conv2d chain) only the fills, guards, spin and the
-// comparison are compiled: its answers come from the CPU reference (worker/model_answer.hpp) and
+// For a version-2 problem (any that is not a conv2d chain) the fills, guards, spin, the
+// comparison and the main operator's float64 terms (main_terms(), ref_main_any.cu) are compiled:
+// its answers are those terms with the stages run on the CPU (worker/model_answer.hpp), and
 // compare() takes the output and the answer as row-major arrays of the same count; compute()
 // throws.
 //
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <future>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +37,9 @@
 #include "gpu/device_buffer.hpp"
 #include "gpu/module.hpp"
 #include "kernel_templates/ref_bounds.cuh"
+#include "reference/gpu_main_terms.hpp"
 #include "reference/gpu_sources.hpp"
+#include "reference/model_main.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::reference {
@@ -99,7 +103,7 @@ class RefCompiles {
     std::string name;
     gpu::CompileResult result;
   };
-  // Waits for all four; once only.
+  // Waits for all of them (four for a conv2d chain, three for a version-2 problem); once only.
   std::vector<Compiled> take();
 
  private:
@@ -137,6 +141,11 @@ class GpuReference {
   [[nodiscard]] RefAnswer compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr chan, bool with_conv,
                                   CUstream stream) const;
 
+  // Version 2: the main operator's float64 terms for inputs in device memory (x: its input,
+  // w: its weight, as reference::ModelData orders them), for model_reference_with_terms. Throws
+  // InputError when not even one chunk of them fits the free device memory; synchronizes `stream`.
+  [[nodiscard]] detail::MainTerms main_terms(CUdeviceptr x, CUdeviceptr w, CUstream stream) const;
+
   // Compares a candidate's fp32 output (answer.count floats, NCHW or NHWC) with `answer` under
   // the math mode's tolerance. For the conv-alone answer pass its RefArrays (its channels are
   // K). Synchronizes `stream`.
@@ -165,6 +174,7 @@ class GpuReference {
   CUfunction conv_ = nullptr, epilogue_ = nullptr, conv_bound_ = nullptr;
   CUfunction compare_init_ = nullptr, compare_ = nullptr;
   gpu::DeviceBuffer scratch_;  // compare's statistics and check_u32's counter
+  std::unique_ptr<GpuMainTerms> main_terms_;  // version 2 only
 };
 
 }  // namespace fusetune::reference

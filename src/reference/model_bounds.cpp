@@ -67,15 +67,9 @@ std::vector<std::vector<std::size_t>> members_of(const Grouping& g) {
 }
 
 // The main operator's outputs with the conv rule's E0 and V0 (the same for a GEMM: a sum of
-// `n` products of TF32-rounded fp32 numbers), then its bias.
-BTensor main_bounded(const spec::Problem& p, const ModelData& d) {
-  detail::MainTerms terms;
+// `n` products of TF32-rounded fp32 numbers) from its terms, then its bias.
+BTensor main_bounded(const spec::Problem& p, const ModelData& d, const detail::MainTerms& terms) {
   const float* bias = d.bias.empty() ? nullptr : d.bias.data();
-  if (p.is_conv()) {
-    (void)detail::conv_any(p.conv, d.input.data(), d.weight.data(), nullptr, &terms);
-  } else {
-    (void)detail::gemm_any(p.gemm, p.main == spec::MainKind::linear, d.input.data(), d.weight.data(), nullptr, &terms);
-  }
   BTensor out{p.main_shape(), std::vector<Bounded>(terms.y.size())};
   const Shape shape = out.shape;
   const int64_t channels = shape[1];
@@ -315,11 +309,37 @@ BTensor run_stages(const spec::Problem& p, const ModelData& d, BTensor x) {
   return x;
 }
 
+// model_sizes' checks of everything but the input and the weight (their terms stand in for
+// them), and the terms' own size.
+void check_terms_data(const spec::Problem& p, const ModelData& d, const detail::MainTerms& t) {
+  const ModelSizes want = model_sizes(p);
+  const auto out = std::size_t(p.main_out_elems());
+  if (t.y.size() != out || t.a.size() != out || t.b.size() != out || t.n.size() != out)
+    throw InputError("model bounds: the main operator's terms hold " + std::to_string(t.y.size()) + " outputs, " +
+                     "the spec's main output has " + std::to_string(out));
+  const auto check = [](const char* what, std::size_t have, int64_t need) {
+    if (have != std::size_t(need))
+      throw InputError(std::string("model bounds: ") + what + " has " + std::to_string(have) + " floats, the spec " +
+                       "needs " + std::to_string(need));
+  };
+  check("the bias", d.bias.size(), want.bias);
+  check("the parameter list", d.params.size(), int64_t(want.params.size()));
+  check("the extra input list", d.inputs.size(), int64_t(want.inputs.size()));
+  for (std::size_t i = 0; i < want.params.size(); ++i) check("a parameter", d.params[i].size(), want.params[i]);
+  for (std::size_t i = 0; i < want.inputs.size(); ++i) check("an extra input", d.inputs[i].size(), want.inputs[i]);
+}
+
 }  // namespace
 
 BoundedReference model_reference_with_bounds(const spec::Problem& p, const ModelData& d) {
   check_model_data(p, d);
-  BTensor x = main_bounded(p, d);
+  return model_reference_with_terms(p, d, detail::main_terms(p, d));
+}
+
+BoundedReference model_reference_with_terms(const spec::Problem& p, const ModelData& d,
+                                            const detail::MainTerms& terms) {
+  check_terms_data(p, d, terms);
+  BTensor x = main_bounded(p, d, terms);
   x = p.stages.empty() ? run_chain(p, d, std::move(x)) : run_stages(p, d, std::move(x));
   if (x.shape != spec::out_shape(p)) {
     throw InputError("model bounds: the output has shape " + spec::shape_text(x.shape) + ", spec says " +

@@ -6,6 +6,7 @@
 // and kernel_templates/stages/stage_bounds.cuh's, which the GPU reference is to share.
 #include "reference/cpu_reference.hpp"
 #include "reference/model_data.hpp"
+#include "reference/model_main.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::reference {
@@ -13,6 +14,15 @@ namespace fusetune::reference {
 // values: model_reference's (row-major, spec::out_shape); bound and var stored as the GPU
 // reference stores them (fp32, rounded up; +inf: unchecked). For small shapes, like
 // model_reference.
+// The main operator's terms come from detail::main_terms (the CPU, threaded).
 [[nodiscard]] BoundedReference model_reference_with_bounds(const spec::Problem& problem, const ModelData& data);
+
+// The same from terms computed elsewhere (the GPU: reference/gpu_main_terms.hpp): the stages
+// run on the CPU from them. Given detail::main_terms(problem, data) it is
+// model_reference_with_bounds exactly. data.input and data.weight are not read (their terms
+// stand in for them) and may be empty; the bias, parameters and extra inputs must be the
+// problem's. Throws InputError when the terms are not of the main output's size.
+[[nodiscard]] BoundedReference model_reference_with_terms(const spec::Problem& problem, const ModelData& data,
+                                                          const detail::MainTerms& terms);
 
 }  // namespace fusetune::reference

@@ -125,4 +125,14 @@ std::vector<double> gemm_any(const spec::Gemm& g, bool linear, const float* a, c
   return out;
 }
 
+MainTerms main_terms(const spec::Problem& p, const ModelData& d) {
+  MainTerms terms;
+  if (p.is_conv()) {
+    (void)conv_any(p.conv, d.input.data(), d.weight.data(), nullptr, &terms);
+  } else {
+    (void)gemm_any(p.gemm, p.main == spec::MainKind::linear, d.input.data(), d.weight.data(), nullptr, &terms);
+  }
+  return terms;
+}
+
 }  // namespace fusetune::reference::detail

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/model_data.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::reference::detail {
@@ -35,5 +36,8 @@ struct MainTerms {
 // (batch, M, N) row-major.
 [[nodiscard]] std::vector<double> gemm_any(const spec::Gemm& g, bool linear, const float* a, const float* b,
                                            const float* bias_or_null, MainTerms* terms = nullptr);
+
+// The main operator's terms of a draw (no bias): conv_any or gemm_any with `terms`, on the CPU.
+[[nodiscard]] MainTerms main_terms(const spec::Problem& p, const ModelData& d);
 
 }  // namespace fusetune::reference::detail

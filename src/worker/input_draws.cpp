@@ -41,14 +41,16 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
                        uint64_t seed, int count, protocol::InputRange inputs, bool whole_answers, CUstream s)
     : problem_(problem) {
   if (!problem.is_conv2d_chain()) {
-    // Version 2: every tensor drawn on the host, the answers from the CPU reference (the caller
-    // has refused problems past its limits: worker::why_no_cpu_reference).
+    // Version 2: every tensor drawn on the host and uploaded, the main operator's float64 terms
+    // computed on the GPU from the uploaded tensors, the stages run on the CPU from them (the
+    // caller has refused problems past the limits: worker::why_no_model_reference).
     if (inputs == protocol::InputRange::wide)
       throw InputError("wide-range draws (accuracy tests) are drawn for conv2d chain problems only");
     for (int d = 0; d < count; ++d) {
       Draw dr;
       dr.model = std::make_unique<ModelDraw>(problem, seed, d);
-      const ModelAnswers a = model_answers(problem, dr.model->host());
+      const ModelAnswers a =
+          model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s));
       dr.var_scale = a.var_scale;
       dr.answer.emplace();
       dr.answer->output = upload_answer(a.output, a.var_scale);

@@ -5,6 +5,7 @@
 
 #include "reference/l2_model.hpp"
 #include "reference/model_bounds.hpp"
+#include "reference/model_data.hpp"
 
 namespace fusetune::worker {
 
@@ -22,13 +23,18 @@ spec::Problem main_op_alone(const spec::Problem& problem) {
 }
 
 ModelAnswers model_answers(const spec::Problem& problem, const reference::ModelData& data) {
+  reference::check_model_data(problem, data);
+  return model_answers(problem, data, reference::detail::main_terms(problem, data));
+}
+
+ModelAnswers model_answers(const spec::Problem& problem, const reference::ModelData& data,
+                           const reference::detail::MainTerms& terms) {
   ModelAnswers a;
-  a.output = reference::model_reference_with_bounds(problem, data);
+  a.output = reference::model_reference_with_terms(problem, data, terms);
+  // The main operator alone reads only the bias beside the terms (no input or weight copies).
   reference::ModelData main_data;
-  main_data.input = data.input;
-  main_data.weight = data.weight;
   main_data.bias = data.bias;
-  a.main = reference::model_reference_with_bounds(main_op_alone(problem), main_data);
+  a.main = reference::model_reference_with_terms(main_op_alone(problem), main_data, terms);
   // As the conv2d draws measure it (worker/input_draws.cpp): every weight, and a sample of the
   // input of the same distribution (its first 2^20 values; all of a small one).
   const std::span<const float> x(data.input.data(), std::min<size_t>(data.input.size(), size_t(1) << 20));

@@ -39,6 +39,12 @@ CUdeviceptr ModelDraw::bind(const codegen::Buffer& b) const {
   throw Error(ExitCode::failure, fmt::format("buffer {}: its tensor of the draw was not uploaded", b.name));
 }
 
+CUdeviceptr ModelDraw::device_of(const float* host) const {
+  for (const Tensor& t : tensors_)
+    if (t.host == host) return t.device.ptr();
+  throw Error(ExitCode::failure, "ModelDraw: a tensor of the draw was not uploaded");
+}
+
 reference::RefArrays upload_answer(const reference::BoundedReference& answer, double var_scale) {
   reference::RefArrays a;
   a.count = answer.values.size();

@@ -1,9 +1,10 @@
 #pragma once
 // One input draw of a version-2 problem on the device (docs/architecture.md, version-2 section,
 // item 2): the host draw (model_verification_draw), every tensor of it uploaded once, a plan's
-// input buffers bound to them through model_buffer_floats, and the CPU reference's answers
-// (model_answers) in device memory as GpuReference::compare reads them. InputDraws keeps one
-// per draw; plans never write their input buffers (check_variant), so the tensors stay as drawn.
+// input buffers bound to them through model_buffer_floats, and the float64 answers (model_answers:
+// the GPU's main-operator terms, the stages on the CPU) in device memory as GpuReference::compare
+// reads them. InputDraws keeps one per draw; plans never write their input buffers
+// (check_variant), so the tensors stay as drawn.
 #include <cuda.h>
 
 #include <cstdint>
@@ -29,17 +30,22 @@ class ModelDraw {
   [[nodiscard]] CUdeviceptr bind(const codegen::Buffer& b) const;
 
   [[nodiscard]] const reference::ModelData& host() const { return host_; }
+  // The main operator's input and weight in device memory, for the GPU reference's terms.
+  [[nodiscard]] CUdeviceptr input() const { return device_of(host_.input.data()); }
+  [[nodiscard]] CUdeviceptr weight() const { return device_of(host_.weight.data()); }
 
  private:
   struct Tensor {
     const float* host = nullptr;  // the host storage model_buffer_floats returns for it
     gpu::DeviceBuffer device;
   };
+  [[nodiscard]] CUdeviceptr device_of(const float* host) const;
+
   reference::ModelData host_;    // its vectors' storage never moves: Tensor::host points into it
   std::vector<Tensor> tensors_;  // the non-empty ones
 };
 
-// A CPU reference's values (doubles) and, for the TF32 rule, bounds and variances (floats) in
+// A host answer's values (doubles) and, for the TF32 rule, bounds and variances (floats) in
 // device memory, with the draw's kappa.
 [[nodiscard]] reference::RefArrays upload_answer(const reference::BoundedReference& answer, double var_scale);
 

@@ -51,17 +51,17 @@ std::span<const float> model_buffer_floats(const reference::ModelData& data, con
   return out;
 }
 
-std::optional<std::string> why_no_cpu_reference(const spec::Problem& problem) {
+std::optional<std::string> why_no_model_reference(const spec::Problem& problem) {
   const double macs = (problem.is_conv() ? problem.conv.flops() : problem.gemm.flops()) / 2.0;
-  if (macs > kMaxCpuReferenceMacs)
-    return fmt::format("the CPU reference is limited to {:.3g} multiply-adds of the main operator per draw; this "
-                       "problem's take {:.3g} (the GPU reference for version-2 problems is not written yet)",
-                       kMaxCpuReferenceMacs, macs);
+  if (macs > kMaxReferenceMacs)
+    return fmt::format("the float64 reference (on the GPU) is limited to {:.3g} multiply-adds of the main operator "
+                       "per draw; this problem's take {:.3g}",
+                       kMaxReferenceMacs, macs);
   const int64_t values = std::max(problem.main_out_elems(), spec::elems(spec::out_shape(problem)));
-  if (values > kMaxCpuReferenceValues)
-    return fmt::format("the CPU reference holds at most {} values of an output per draw; this problem's largest "
-                       "output has {} (the GPU reference for version-2 problems is not written yet)",
-                       kMaxCpuReferenceValues, values);
+  if (values > kMaxReferenceValues)
+    return fmt::format("the float64 reference's stages (on the CPU) hold at most {} values of an output per draw; "
+                       "this problem's largest output has {}",
+                       kMaxReferenceValues, values);
   return std::nullopt;
 }
 

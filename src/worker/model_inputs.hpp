@@ -2,7 +2,7 @@
 // Version-2 inputs on the host, before they go to the device: the verification draws
 // (reference::draw_model_data, seeded), which of a draw's tensors (reference::ModelData,
 // PyTorch's row-major order) each input buffer of a v2 plan binds to, and whether the float64
-// CPU reference (reference::model_reference_with_bounds) is cheap enough to verify against.
+// reference (GPU main-operator terms, CPU stages) is cheap enough to verify against.
 // Pure and GPU-free (tests/model_inputs_test.cpp); worker/model_draw.cpp uploads each tensor
 // once per draw and binds by this.
 #include <cstdint>
@@ -29,19 +29,30 @@ namespace fusetune::worker {
 // not the buffer's: a plan and a draw of different problems.
 [[nodiscard]] std::span<const float> model_buffer_floats(const reference::ModelData& data, const codegen::Buffer& b);
 
-// The most multiply-adds of the main operator the CPU reference is asked to do per draw: in
-// float64 with the TF32 bounds beside each sum it does some 10^8 per second and core, so this is
-// seconds on a worker's cores. Larger problems wait for the GPU reference.
-inline constexpr double kMaxCpuReferenceMacs = 2e9;
-// The most values of the main output or the problem's output it holds per draw: each value is
-// carried with its bound and variance (24 bytes) through every stage, so 2^26 of them are a few
-// GB of host memory. A GEMM with a short K (a 32768 x 32768 output from K = 1) has few
+// The float64 reference of a version-2 problem is the main operator's terms computed on the GPU
+// (reference::GpuReference::main_terms, one thread per output in double), then the stages on the
+// CPU from them (reference::model_reference_with_terms). Two limits, one per half:
+//
+// The most multiply-adds of the main operator the GPU reference does per draw: GPU time. Each
+// term is five double operations (the product, y, |t| into A, t^2 into B); an H100 does about
+// 1.5e13 of those a second, so the GEMM kernel (operands from shared memory) is bounded near
+// 3e12 terms/s and the direct conv (operands from L1) is estimated at 5e11: 1e13 is seconds to
+// some 20 s per draw (estimated, not measured yet). A session draws two, and `tune` waits 900 s
+// for a worker's setup.
+inline constexpr double kMaxReferenceMacs = 1e13;
+// The most values of the main output or the problem's output the CPU stages hold per draw: each
+// value is carried with its bound and variance (24 bytes) through every stage, and each stage
+// makes a new tensor beside its input, with the terms (32 bytes a value) before them. Measured on
+// the CI machine (one core) for 2^24 values: a group norm and a max pool 5.7 s and 1.9 GB at the
+// peak, the main operator's answer alone 3.3 s. So 2^27 values are about 75 s and 15 GB per draw,
+// some 2.5 minutes for a session's two draws, well inside `tune`'s 900 s setup wait. A GEMM with a short K (a 16384 x 16384 output from K = 1) has few
 // multiply-adds per output and would pass the first limit alone.
-inline constexpr int64_t kMaxCpuReferenceValues = int64_t(1) << 26;
+inline constexpr int64_t kMaxReferenceValues = int64_t(1) << 27;
 
-// Why the CPU reference is not used for `problem` (its main operator's multiply-adds over
-// kMaxCpuReferenceMacs, or its outputs over kMaxCpuReferenceValues, said with both numbers), or
-// nullopt when it is.
-[[nodiscard]] std::optional<std::string> why_no_cpu_reference(const spec::Problem& problem);
+// Why the float64 reference is not made for `problem` (its main operator's multiply-adds over
+// kMaxReferenceMacs, or its outputs over kMaxReferenceValues, said with both numbers), or
+// nullopt when it is. GPU memory is checked when the terms are computed (the chunks fit half the
+// free memory, else InputError with both numbers).
+[[nodiscard]] std::optional<std::string> why_no_model_reference(const spec::Problem& problem);
 
 }  // namespace fusetune::worker

@@ -54,10 +54,10 @@ Session::Session(const protocol::SetupRequest& setup)
       ref_compiles_(std::in_place, problem_, device_.limits.arch_flag(), math_),
       ctx_(setup.device) {
   const auto t0 = Clock::now();
-  // A version-2 problem is verified against the CPU reference: refused past its limits (`tune`
-  // says so before it starts a worker; this is for callers that do not).
+  // A version-2 problem's float64 reference (GPU main-operator terms, CPU stages) has limits:
+  // refused past them (`tune` says so before it starts a worker; this is for callers that do not).
   if (!problem_.is_conv2d_chain())
-    if (auto why = why_no_cpu_reference(problem_)) throw InputError(*why);
+    if (auto why = why_no_model_reference(problem_)) throw InputError(*why);
   ctx_.make_current();
   cudnn_.set_stream(stream_.get());
   const CUstream s = stream_.get();

@@ -25,9 +25,11 @@ double answer_bytes(const spec::Problem& p, MathMode math, int64_t images) {
                                need / 1e9, free_bytes / 1e9));
 }
 
-// A version-2 problem (never sliced: its answers come whole from the CPU reference): the inputs
-// and two answers per draw (the output's and the main operator's alone: doubles, bounds and
-// variances), and plan buffers of about four of the larger of the two outputs.
+// A version-2 problem (never sliced: its answers are made whole on the host): the inputs and two
+// answers per draw (the output's and the main operator's alone: doubles, bounds and variances),
+// and plan buffers of about four of the larger of the two outputs. The main operator's float64
+// terms are not counted: they are made in chunks sized to the memory free at the time and freed
+// before the draw's answers are uploaded (reference/gpu_main_terms.hpp).
 double model_need(const spec::Problem& p, int draws) {
   const double out = double(spec::elems(spec::out_shape(p))), main = double(p.main_out_elems());
   return draws * (InputDraws::input_bytes(p) + 16.0 * (out + main)) + 4.0 * 4.0 * std::max(out, main);

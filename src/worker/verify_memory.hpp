@@ -4,7 +4,7 @@
 // variant is compared with them), or, when those do not fit and the problem is independent per
 // image (reference/image_slices.hpp), with the answer recomputed slice by slice of images for
 // each comparison. Only inputs and candidate buffers that do not fit by themselves refuse the
-// problem. A version-2 problem keeps whole answers (from the CPU reference) or is refused.
+// problem. A version-2 problem keeps whole answers (GPU main-operator terms, CPU stages) or is refused.
 #include <cstdint>
 
 #include "common/math_mode.hpp"

@@ -1,0 +1,202 @@
+// Float64 terms of a version-2 main operator on the GPU, the verification reference of problems
+// too large for the CPU (docs/verification.md, "The version-2 stages"): per output, the sum
+// without bias y, A = sum |terms|, B = sum terms^2 and the term count n -- exactly what
+// src/reference/model_main.cpp's conv_any and gemm_any compute on the CPU, in the same term
+// order, so y, A and B agree with the CPU's bit for bit. That needs the CPU's operation order
+// and no contraction: every fp32 x fp32 product is exact in double (24 + 24 bits < 53), the sums
+// are plain `+=` and the program is compiled with --fmad=false, so `b += t * t` rounds the square
+// before the add as the CPU (x86-64, no FMA) does.
+//
+// Two kernels, one per main-operator family, the shape rendered as #defines by
+// src/reference/main_terms_source.cpp (the defaults below only let the template compile alone):
+//   ft_ref_main_conv  one thread per output of any conv kind (2-D kinds: the 3-D formulas with
+//                     D = T = 1); x (N, C, D, H, W), w (K, C/g, T, R, S) or (C, K/g, T, R, S)
+//                     when transposed; outputs (N, K, O, P, Q) flat, [first, first + count)
+//   ft_ref_main_gemm  a 16 x 16 output tile per block, one output per thread, k staged through
+//                     shared memory 16 at a time and summed in ascending k as the CPU does; A
+//                     (batch, M, K) or (batch, K, M) with trans_a; B (batch, K, N) or
+//                     (batch, N, K) with trans_b (linear: W (N, K) is B with trans_b); tiles
+//                     never straddle two batches; row tiles [tile0, tile0 + tiles) of the
+//                     (batch, M / 16) tiles, outputs written from row `row0`'s first
+//
+// Indexing is 64-bit throughout (outputs and inputs pass 2^31). Output arrays hold the chunk:
+// element i is output first + i (conv) or row0 * N + i (gemm).
+#define FT_MA_KIND_CONV 0
+#define FT_MA_KIND_GEMM 1
+#ifndef FT_MA_KIND
+#define FT_MA_KIND FT_MA_KIND_CONV
+#define FT_MA_N 1LL
+#define FT_MA_C 4LL
+#define FT_MA_D 1LL
+#define FT_MA_H 8LL
+#define FT_MA_W 8LL
+#define FT_MA_K 4LL
+#define FT_MA_T 1LL
+#define FT_MA_R 3LL
+#define FT_MA_S 3LL
+#define FT_MA_O 1LL
+#define FT_MA_P 6LL
+#define FT_MA_Q 6LL
+#define FT_MA_STRIDE_D 1LL
+#define FT_MA_STRIDE_H 1LL
+#define FT_MA_STRIDE_W 1LL
+#define FT_MA_PAD_D 0LL
+#define FT_MA_PAD_H 0LL
+#define FT_MA_PAD_W 0LL
+#define FT_MA_DIL_D 1LL
+#define FT_MA_DIL_H 1LL
+#define FT_MA_DIL_W 1LL
+#define FT_MA_GROUPS 1LL
+#define FT_MA_TRANSPOSED 0
+#define FT_MA_BATCH 1LL
+#define FT_MA_GM 16LL
+#define FT_MA_GK 16LL
+#define FT_MA_GN 16LL
+#define FT_MA_TRANS_A 0
+#define FT_MA_TRANS_B 0
+#endif
+
+#define FT_MA_THREADS 256  // both kernels: conv 256 x 1, gemm 16 x 16
+#define FT_MA_TILE 16
+
+#if FT_MA_KIND == FT_MA_KIND_CONV
+
+// Input index along one dim read by output `out` through tap `tap`, or -1 outside the input:
+// model_main.cpp's source(). Forward: in = out*stride - pad + tap*dil. Transposed:
+// in = (out + pad - tap*dil) / stride where that divides.
+__device__ __forceinline__ long long ft_ma_source(long long out, long long tap, long long size, long long stride,
+                                                  long long pad, long long dil) {
+#if FT_MA_TRANSPOSED
+  const long long num = out + pad - tap * dil;
+  if (num < 0 || num % stride != 0) return -1;
+  const long long in = num / stride;
+#else
+  const long long in = out * stride - pad + tap * dil;
+#endif
+  return in >= 0 && in < size ? in : -1;
+}
+
+extern "C" __global__ void __launch_bounds__(FT_MA_THREADS)
+    ft_ref_main_conv(const float* __restrict__ x, const float* __restrict__ w, long long first, long long count,
+                     double* __restrict__ y, double* __restrict__ a, double* __restrict__ b,
+                     long long* __restrict__ n) {
+  const long long cg = FT_MA_C / FT_MA_GROUPS, kg = FT_MA_K / FT_MA_GROUPS;
+  const long long taps = FT_MA_T * FT_MA_R * FT_MA_S;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long rest = first + i;
+    const long long q = rest % FT_MA_Q;
+    rest /= FT_MA_Q;
+    const long long p = rest % FT_MA_P;
+    rest /= FT_MA_P;
+    const long long o = rest % FT_MA_O;
+    rest /= FT_MA_O;
+    const long long k = rest % FT_MA_K;
+    const long long img = rest / FT_MA_K;
+    const long long g = k / kg;
+    double acc = 0.0, sum_abs = 0.0, sum_sq = 0.0;
+    long long terms = 0;
+    // The CPU's loop nest: taps (t, r, s) outside, input channels of the group inside.
+    for (long long t = 0; t < FT_MA_T; ++t) {
+      const long long id = ft_ma_source(o, t, FT_MA_D, FT_MA_STRIDE_D, FT_MA_PAD_D, FT_MA_DIL_D);
+      if (id < 0) continue;
+      for (long long r = 0; r < FT_MA_R; ++r) {
+        const long long ih = ft_ma_source(p, r, FT_MA_H, FT_MA_STRIDE_H, FT_MA_PAD_H, FT_MA_DIL_H);
+        if (ih < 0) continue;
+        for (long long s = 0; s < FT_MA_S; ++s) {
+          const long long iw = ft_ma_source(q, s, FT_MA_W, FT_MA_STRIDE_W, FT_MA_PAD_W, FT_MA_DIL_W);
+          if (iw < 0) continue;
+          const long long tap = (t * FT_MA_R + r) * FT_MA_S + s;
+          for (long long cc = 0; cc < cg; ++cc) {
+            const long long c = g * cg + cc;
+#if FT_MA_TRANSPOSED
+            const long long wi = (c * kg + k % kg) * taps + tap;
+#else
+            const long long wi = (k * cg + cc) * taps + tap;
+#endif
+            const long long xi = (((img * FT_MA_C + c) * FT_MA_D + id) * FT_MA_H + ih) * FT_MA_W + iw;
+            const double term = (double)w[wi] * (double)x[xi];  // exact: fp32 * fp32
+            acc += term;
+            sum_abs += fabs(term);
+            sum_sq += term * term;
+            ++terms;
+          }
+        }
+      }
+    }
+    y[i] = acc;
+    a[i] = sum_abs;
+    b[i] = sum_sq;
+    n[i] = terms;
+  }
+}
+
+#else  // FT_MA_KIND_GEMM
+
+extern "C" __global__ void __launch_bounds__(FT_MA_THREADS)
+    ft_ref_main_gemm(const float* __restrict__ A, const float* __restrict__ B, long long tile0, long long tiles,
+                     long long row0, double* __restrict__ y, double* __restrict__ a, double* __restrict__ b,
+                     long long* __restrict__ n) {
+  // +1: a column of either tile is read by 16 threads at once without bank conflicts
+  __shared__ double a_s[FT_MA_TILE][FT_MA_TILE + 1];  // [m][k]
+  __shared__ double b_s[FT_MA_TILE][FT_MA_TILE + 1];  // [k][n]
+  const long long m_tiles = (FT_MA_GM + FT_MA_TILE - 1) / FT_MA_TILE;
+  const long long n_tiles = (FT_MA_GN + FT_MA_TILE - 1) / FT_MA_TILE;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  // blk depends on blockIdx only, so every thread of a block takes the same iterations and
+  // reaches the same barriers.
+  for (long long blk = blockIdx.x; blk < tiles * n_tiles; blk += gridDim.x) {
+    const long long row_tile = tile0 + blk / n_tiles;
+    const long long bt = row_tile / m_tiles;
+    const long long m0 = (row_tile % m_tiles) * FT_MA_TILE;
+    const long long n0 = (blk % n_tiles) * FT_MA_TILE;
+    const float* ab = A + bt * FT_MA_GM * FT_MA_GK;
+    const float* bb = B + bt * FT_MA_GK * FT_MA_GN;
+    double acc = 0.0, sum_abs = 0.0, sum_sq = 0.0;
+    for (long long k0 = 0; k0 < FT_MA_GK; k0 += FT_MA_TILE) {
+      // Each load has consecutive threads (tx) on consecutive addresses.
+#if FT_MA_TRANS_A
+      {  // A (K, M): thread loads (m0 + tx, k0 + ty)
+        const long long m = m0 + tx, k = k0 + ty;
+        a_s[tx][ty] = m < FT_MA_GM && k < FT_MA_GK ? (double)ab[k * FT_MA_GM + m] : 0.0;
+      }
+#else
+      {  // A (M, K): thread loads (m0 + ty, k0 + tx)
+        const long long m = m0 + ty, k = k0 + tx;
+        a_s[ty][tx] = m < FT_MA_GM && k < FT_MA_GK ? (double)ab[m * FT_MA_GK + k] : 0.0;
+      }
+#endif
+#if FT_MA_TRANS_B
+      {  // B (N, K): thread loads (k0 + tx, n0 + ty)
+        const long long k = k0 + tx, nn = n0 + ty;
+        b_s[tx][ty] = k < FT_MA_GK && nn < FT_MA_GN ? (double)bb[nn * FT_MA_GK + k] : 0.0;
+      }
+#else
+      {  // B (K, N): thread loads (k0 + ty, n0 + tx)
+        const long long k = k0 + ty, nn = n0 + tx;
+        b_s[ty][tx] = k < FT_MA_GK && nn < FT_MA_GN ? (double)bb[k * FT_MA_GN + nn] : 0.0;
+      }
+#endif
+      __syncthreads();
+      // Only real k: a padded zero term would add nothing to y, A or B, but the CPU never adds it.
+      const int k_end = FT_MA_GK - k0 < FT_MA_TILE ? int(FT_MA_GK - k0) : FT_MA_TILE;
+      for (int kk = 0; kk < k_end; ++kk) {
+        const double term = a_s[ty][kk] * b_s[kk][tx];  // exact: both were fp32
+        acc += term;
+        sum_abs += fabs(term);
+        sum_sq += term * term;
+      }
+      __syncthreads();
+    }
+    const long long m = m0 + ty, col = n0 + tx;
+    if (m < FT_MA_GM && col < FT_MA_GN) {
+      const long long at = (bt * FT_MA_GM + m - row0) * FT_MA_GN + col;
+      y[at] = acc;
+      a[at] = sum_abs;
+      b[at] = sum_sq;
+      n[at] = FT_MA_GK;
+    }
+  }
+}
+
+#endif
