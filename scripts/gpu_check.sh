@@ -252,7 +252,12 @@ if [[ " ${GPU_STEPS[*]} " == *" kernelbench "* ]]; then
     --db "${KB_DB:-/tmp/fusetune-kb-db/tuning.db}" \
     --json "$R/kernelbench.json" ${KB_ARGS:---time-budget 60 --rounds 3} > "$R/kernelbench.md" \
     2> "$R/kernelbench.log" || rc=1
-  tail -8 "$R/kernelbench.md"
+  # A run cut by KB_TIMEOUT wrote no table: make it from the records it has
+  if [ ! -s "$R/kernelbench.md" ]; then
+    build/fusetune kernelbench --kernelbench "${KERNELBENCH:-.kernelbench}" --problems "${KB_PROBLEMS:-1-100}" \
+      --out "$R/kernelbench" --table-only --json "$R/kernelbench.json" > "$R/kernelbench.md" 2>> "$R/kernelbench.log"
+  fi
+  tail -12 "$R/kernelbench.md"
   # The records alone, in one small archive: a device call returns no folder that deep and no
   # archive past its size limit (call 119 lost its records to both; the database and the compile
   # cache stay outside $OUT through --db).

@@ -64,7 +64,7 @@ TEST(CliKernelBench, RunsTheEmbeddedDriverWithItsFlagsAndThisBinary) {
                      "FUSETUNE_PYTHON=" + py + " ");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.out.find("args: -m fusetune_torch.kernelbench --kernelbench kb --level 2 --problems 31,32 "
-                       "--precision fp32 --math tf32 --time-budget 120 --db kernelbench-run/tuning.db --out "
+                       "--precision fp32 --math auto --time-budget 120 --db kernelbench-run/tuning.db --out "
                        "kernelbench-run --trials 5 --seed 42 --perf-trials 100 --rounds 5 --json out.json "
                        "--no-timing"),
             std::string::npos)

@@ -127,3 +127,88 @@ def test_a_gpu_run_keeps_the_verdicts_a_gpu_less_run_reached_from_the_spec(tmp_p
     assert recs[1]["status"] == "no verified winner" and recs[1]["gpu_run"] is True
     assert recs[7]["gpu_run"] is False and recs[7]["status"] == "not tunable yet"
     assert recs[66]["gpu_run"] is False and recs[66]["status"] == "refused"
+
+
+def gpu_fusetune(tmp_path):
+    """A stand-in binary for a GPU run: tune verifies a winner in either math mode (and, for a
+    spec past the float64 reference's size, refuses as the real one does); export writes a ModelNew
+    that names the math mode it was given."""
+    script = tmp_path / "fusetune-gpu"
+    script.write_text(
+        "#!" + sys.executable + "\n"
+        "import json, sys\n"
+        "a = sys.argv\n"
+        "if a[1] == 'from-torch':\n"
+        "    print('conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu' if '1_Conv2D' in a[2] else 'conv3d(n=9,c=9) | relu')\n"
+        "    sys.exit(0)\n"
+        "math = a[a.index('--math') + 1]\n"
+        "if a[1] == 'tune':\n"
+        "    if a[2].startswith('conv3d'):\n"
+        "        print('fusetune: the float64 reference (on the GPU) is limited to 1e+13 multiply-adds', file=sys.stderr)\n"
+        "        sys.exit(2)\n"
+        "    print(json.dumps({'winner': 'fused-conv.' + math}))\n"
+        "    sys.exit(0)\n"
+        "if a[1] == 'export':\n"
+        "    open(a[a.index('-o') + 1], 'w').write('class ModelNew: math = ' + repr(math) + '\\n')\n"
+        "    sys.exit(0)\n"
+        "sys.exit(9)\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+class FakeEval:
+    """KernelBench's eval as the driver calls it: here a ModelNew is correct when it is fp32's
+    (as KernelBench 57 and 69 were on the H100: their tf32 winners differed by 3e-4)."""
+
+    def __init__(self):
+        self.judged = []
+
+    @staticmethod
+    def get_torch_dtype_from_string(name):
+        return name
+
+    def eval_kernel_against_ref(self, ref_src, new_src, seed_num, num_correct_trials, measure_performance, precision):
+        assert seed_num == 42 and num_correct_trials == 5 and precision == "fp32"
+        self.judged.append(new_src)
+
+        class Result:
+            correctness = "'fp32'" in new_src
+            metadata = {} if correctness else {"max_difference": ["0.000370"]}
+        return Result()
+
+
+def test_auto_math_judges_tf32_first_and_falls_back_to_fp32_when_kernelbench_says_incorrect(tmp_path, monkeypatch):
+    checkout, binary, out = fake_checkout(tmp_path), gpu_fusetune(tmp_path), tmp_path / "run"
+    fake_eval = FakeEval()
+    monkeypatch.setattr(kb, "cuda_available", lambda: True)
+    monkeypatch.setattr(kb, "kernelbench_modules", lambda path: (fake_eval, None, None))
+    argv = ["--kernelbench", str(checkout), "--fusetune", str(binary), "--problems", "1,7", "--out", str(out),
+            "--no-timing"]
+    assert kb.main(argv) == 0
+    rec = json.loads((out / "level2" / "1.json").read_text())
+    assert rec["status"] == "KernelBench-correct" and rec["correct"] is True
+    assert rec["math"] == "fp32" and rec["winner"] == "fused-conv.fp32"
+    # both attempts are on record: the tf32 ModelNew and why KernelBench refused it
+    assert [(a["math"], a["status"]) for a in rec["attempts"]] == [("tf32", "KernelBench-incorrect"),
+                                                                    ("fp32", "KernelBench-correct")]
+    assert "0.000370" in rec["attempts"][0]["reason"]
+    assert len(fake_eval.judged) == 2
+    # a problem past the float64 reference's size is a verdict from the spec, kept like "not tunable yet"
+    past = json.loads((out / "level2" / "7.json").read_text())
+    assert past["status"] == "not verifiable yet" and "float64 reference" in past["reason"]
+    assert "attempts" not in past
+
+    # --math tf32 takes the first verdict: no second attempt
+    fake_eval.judged.clear()
+    assert kb.main(argv + ["--force", "--math", "tf32", "--problems", "1"]) == 0
+    rec = json.loads((out / "level2" / "1.json").read_text())
+    assert rec["status"] == "KernelBench-incorrect" and rec["math"] == "tf32" and "attempts" not in rec
+    assert len(fake_eval.judged) == 1
+
+    # --table-only: the table of the records in OUT (a run cut by a time limit has no table), running nothing
+    (binary).write_text("#!/bin/sh\nexit 9\n")
+    assert kb.main(argv + ["--table-only", "--json", str(tmp_path / "t.json")]) == 0
+    rows = {r["problem"]: r for r in json.loads((tmp_path / "t.json").read_text())["problems"]}
+    assert rows[1]["status"] == "KernelBench-incorrect" and rows[1]["math"] == "tf32"
+    assert rows[7]["status"] == "not verifiable yet"
+    assert kb.main(argv + ["--table-only", "--force"]) == kb.USAGE

@@ -33,8 +33,10 @@ void register_kernelbench(CLI::App& app, KernelBenchArgs& args) {
   cmd->add_option("--precision", args.precision, "KernelBench's precision (fp32 until issue 48)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
-  cmd->add_option("--math", args.math, "tf32 | fp32: fusetune's math mode for tune")
-      ->check(CLI::IsMember({"tf32", "fp32"}))
+  cmd->add_option("--math", args.math,
+                  "auto | tf32 | fp32: fusetune's math mode for tune and export (auto: tf32, then fp32 where "
+                  "KernelBench judges the tf32 ModelNew incorrect)")
+      ->check(CLI::IsMember({"auto", "tf32", "fp32"}))
       ->capture_default_str();
   cmd->add_option("--time-budget", args.time_budget_s, "seconds of tuning per problem (stored answers are reused)")
       ->check(CLI::Range(1.0, 86400.0))
@@ -55,6 +57,8 @@ void register_kernelbench(CLI::App& app, KernelBenchArgs& args) {
       ->capture_default_str();
   cmd->add_flag("--no-timing", args.no_timing, "map, tune, export and judge only");
   cmd->add_flag("--force", args.force, "redo problems whose record is already in OUT");
+  cmd->add_flag("--table-only", args.table_only, "the table of the records in OUT (of a cut run too); runs nothing")
+      ->excludes("--force");
 }
 
 int run_kernelbench(const KernelBenchArgs& args) {
@@ -71,6 +75,7 @@ int run_kernelbench(const KernelBenchArgs& args) {
   if (args.csv) argv.insert(argv.end(), {"--csv", *args.csv});
   if (args.no_timing) argv.push_back("--no-timing");
   if (args.force) argv.push_back("--force");
+  if (args.table_only) argv.push_back("--table-only");
   // The steps run this very binary (from-torch, tune, export).
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -146,7 +146,7 @@ struct KernelBenchArgs {
   int level = 2;
   std::string problems = "1-100";
   std::string precision = "fp32";
-  std::string math = "tf32";
+  std::string math = "auto";  // tf32, then fp32 where KernelBench judges the tf32 ModelNew incorrect
   double time_budget_s = 120;
   std::string db;                          // default OUT/tuning.db
   std::string out = "kernelbench-run";
@@ -157,6 +157,7 @@ struct KernelBenchArgs {
   int rounds = 3;
   bool no_timing = false;
   bool force = false;
+  bool table_only = false;
 };
 void register_kernelbench(CLI::App& app, KernelBenchArgs& args);
 int run_kernelbench(const KernelBenchArgs& args);
