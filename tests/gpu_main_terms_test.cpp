@@ -23,20 +23,13 @@
 #include "reference/model_data.hpp"
 #include "reference/model_main.hpp"
 #include "spec/parser.hpp"
+#include "gpu_fixture.hpp"
 
 namespace fusetune::reference {
 namespace {
 
-class GpuMainTerms : public ::testing::Test {
+class GpuMainTerms : public testing::GpuFixture<> {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-    ctx_.emplace(0);
-    stream_.emplace();
-    arch_ = gpu::query_device(0).limits.arch_flag();
-  }
-
   // Relative difference, 0 where both are 0.
   static double rel(double got, double want) {
     if (got == want) return 0.0;
@@ -71,9 +64,6 @@ class GpuMainTerms : public ::testing::Test {
     expect_same_terms(p, draw_model_data(p, 17), spec);
   }
 
-  std::optional<gpu::Context> ctx_;  // destroyed last
-  std::optional<gpu::Stream> stream_;
-  std::string arch_;
 };
 
 TEST_F(GpuMainTerms, EveryConvKindEqualsTheCpu) {

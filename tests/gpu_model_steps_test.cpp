@@ -163,18 +163,23 @@ TEST_F(GpuModelSteps, PastTheReferencesLimitsTheSessionRefuses) {
   EXPECT_THROW({ worker::Session s(setup("linear(m=16384,k=1,n=16384) | relu", MathMode::tf32)); }, InputError);
 }
 
-// `tune` end to end (worker processes, every phase), as tests/gpu_tune_test.cpp runs conv2d chains.
+// `tune` of `spec` end to end (worker processes, every phase) in tf32, quick, as
+// tests/gpu_tune_test.cpp runs conv2d chains.
+tune::TuneReport quick_tune(const char* spec, int variant_timeout_s) {
+  tune::TuneOptions o;
+  o.math = MathMode::tf32;
+  o.worker_exe = FUSETUNE_BINARY;
+  o.max_variants = 3;
+  o.quick = true;
+  o.retime_rounds = 3;
+  o.variant_timeout_s = variant_timeout_s;
+  return tune::run_tune(spec::parse(spec), o);
+}
+
 TEST_F(GpuModelSteps, TuneGivesAVerifiedWinner) {
   for (const char* spec : {kLinear, kConv3d}) {
     SCOPED_TRACE(spec);
-    tune::TuneOptions o;
-    o.math = MathMode::tf32;
-    o.worker_exe = FUSETUNE_BINARY;
-    o.max_variants = 3;
-    o.quick = true;
-    o.retime_rounds = 3;
-    o.variant_timeout_s = 60;
-    const tune::TuneReport r = tune::run_tune(spec::parse(spec), o);
+    const tune::TuneReport r = quick_tune(spec, 60);
     ASSERT_EQ(r.results.size(), 2u);
     for (const auto& v : r.results) EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;
     ASSERT_TRUE(r.winner.has_value());
@@ -189,15 +194,7 @@ TEST_F(GpuModelSteps, TuneGivesAVerifiedWinner) {
 // float64 terms (well under a second each draw) with the stages on the CPU; `tune` gives
 // unfused.stages as the verified winner, as above.
 TEST_F(GpuModelSteps, FullSizePastTheOldCpuLimitGetsAVerifiedWinner) {
-  const char* const spec = "linear(m=1024,k=8192,n=8192) | relu";
-  tune::TuneOptions o;
-  o.math = MathMode::tf32;
-  o.worker_exe = FUSETUNE_BINARY;
-  o.max_variants = 3;
-  o.quick = true;
-  o.retime_rounds = 3;
-  o.variant_timeout_s = 120;
-  const tune::TuneReport r = tune::run_tune(spec::parse(spec), o);
+  const tune::TuneReport r = quick_tune("linear(m=1024,k=8192,n=8192) | relu", 120);
   ASSERT_EQ(r.results.size(), 2u);
   for (const auto& v : r.results) {
     EXPECT_EQ(v.status, Status::ok) << v.variant.name << ": " << v.reason;

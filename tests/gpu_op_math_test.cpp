@@ -26,6 +26,7 @@
 #include "reference/op_sweep.hpp"
 #include "reference/parallel.hpp"
 #include "spec/ops.hpp"
+#include "gpu_fixture.hpp"
 
 namespace fusetune {
 namespace {
@@ -42,19 +43,7 @@ std::string op_kernels(const std::vector<spec::Op>& ops) {
   return src;
 }
 
-class GpuOpMath : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-    ctx_.emplace(0);
-    stream_.emplace();
-    arch_ = gpu::query_device(0).limits.arch_flag();
-  }
-  std::optional<gpu::Context> ctx_;
-  std::optional<gpu::Stream> stream_;
-  std::string arch_;
-};
+class GpuOpMath : public testing::GpuFixture<::testing::TestWithParam<bool>> {};
 
 TEST_P(GpuOpMath, EveryRenderingIsInsideItsAllowanceOnTheDevice) {
   const bool strict = GetParam();

@@ -25,25 +25,12 @@
 #include "reference/image_slices.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/parser.hpp"
+#include "gpu_fixture.hpp"
 
 namespace fusetune::reference {
 namespace {
 
-class GpuReferenceSlices : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-    ctx_.emplace(0);
-    stream_.emplace();
-    arch_ = gpu::query_device(0).limits.arch_flag();
-  }
-  CUstream stream() const { return stream_->get(); }
-
-  std::optional<gpu::Context> ctx_;
-  std::optional<gpu::Stream> stream_;
-  std::string arch_;
-};
+class GpuReferenceSlices : public testing::GpuFixture<> {};
 
 TEST_F(GpuReferenceSlices, MergedSlicesGiveTheWholeComparison) {
   for (const char* spec : {"conv2d(n=8,c=5,h=11,w=9,k=12,r=3,pad=1) | add(param[k]) | sigmoid",

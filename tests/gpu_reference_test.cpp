@@ -38,6 +38,7 @@
 #include "spec/ops.hpp"
 #include "spec_builders.hpp"
 #include "tf32_emulation.hpp"
+#include "gpu_fixture.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -143,18 +144,8 @@ void expect_bounds_close(const std::vector<float>& gpu, const std::vector<float>
   EXPECT_EQ(bad, 0) << what << ", of " << cpu.size();
 }
 
-class GpuReferenceTest : public ::testing::Test {
+class GpuReferenceTest : public testing::GpuFixture<> {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (!gpu::driver_available(&why)) GTEST_SKIP() << "no GPU: " << why;
-    ctx_.emplace(0);
-    stream_.emplace();
-    arch_ = gpu::query_device(0).limits.arch_flag();
-  }
-
-  CUstream stream() const { return stream_->get(); }
-
   // compute() on host inputs `d`, downloaded.
   struct Downloaded {
     HostArrays output;
@@ -213,9 +204,6 @@ class GpuReferenceTest : public ::testing::Test {
     }
   }
 
-  std::optional<gpu::Context> ctx_;  // destroyed last
-  std::optional<gpu::Stream> stream_;
-  std::string arch_;
 };
 
 // ---- the reference itself ------------------------------------------------------------------
