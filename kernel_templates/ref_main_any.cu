@@ -19,8 +19,9 @@
 //                     never straddle two batches; row tiles [tile0, tile0 + tiles) of the
 //                     (batch, M / 16) tiles, outputs written from row `row0`'s first
 //
-// Indexing is 64-bit throughout (outputs and inputs pass 2^31). Output arrays hold the chunk:
-// element i is output first + i (conv) or row0 * N + i (gemm).
+// The conv's loop nest and index arithmetic are ft_conv_taps.cuh's (shared with the fp32
+// fallback conv, conv_nd_direct.cu). Indexing is 64-bit throughout (outputs and inputs pass
+// 2^31). Output arrays hold the chunk: element i is output first + i (conv) or row0 * N + i (gemm).
 #define FT_MA_KIND_CONV 0
 #define FT_MA_KIND_GEMM 1
 #ifndef FT_MA_KIND
@@ -56,74 +57,32 @@
 #define FT_MA_TRANS_B 0
 #endif
 
+#if FT_MA_KIND == FT_MA_KIND_CONV && !defined(FT_CONV_TAPS_CUH)
+#include "ft_conv_taps.cuh"  // rendered sources have it pasted in after the #defines
+#endif
+
 #define FT_MA_THREADS 256  // both kernels: conv 256 x 1, gemm 16 x 16
 #define FT_MA_TILE 16
 
 #if FT_MA_KIND == FT_MA_KIND_CONV
 
-// Input index along one dim read by output `out` through tap `tap`, or -1 outside the input:
-// model_main.cpp's source(). Forward: in = out*stride - pad + tap*dil. Transposed:
-// in = (out + pad - tap*dil) / stride where that divides.
-__device__ __forceinline__ long long ft_ma_source(long long out, long long tap, long long size, long long stride,
-                                                  long long pad, long long dil) {
-#if FT_MA_TRANSPOSED
-  const long long num = out + pad - tap * dil;
-  if (num < 0 || num % stride != 0) return -1;
-  const long long in = num / stride;
-#else
-  const long long in = out * stride - pad + tap * dil;
-#endif
-  return in >= 0 && in < size ? in : -1;
-}
-
 extern "C" __global__ void __launch_bounds__(FT_MA_THREADS)
     ft_ref_main_conv(const float* __restrict__ x, const float* __restrict__ w, long long first, long long count,
                      double* __restrict__ y, double* __restrict__ a, double* __restrict__ b,
                      long long* __restrict__ n) {
-  const long long cg = FT_MA_C / FT_MA_GROUPS, kg = FT_MA_K / FT_MA_GROUPS;
-  const long long taps = FT_MA_T * FT_MA_R * FT_MA_S;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
        i += (long long)gridDim.x * blockDim.x) {
-    long long rest = first + i;
-    const long long q = rest % FT_MA_Q;
-    rest /= FT_MA_Q;
-    const long long p = rest % FT_MA_P;
-    rest /= FT_MA_P;
-    const long long o = rest % FT_MA_O;
-    rest /= FT_MA_O;
-    const long long k = rest % FT_MA_K;
-    const long long img = rest / FT_MA_K;
-    const long long g = k / kg;
+    long long img, k, o, p, q;
+    ft_conv_output(first + i, img, k, o, p, q);
     double acc = 0.0, sum_abs = 0.0, sum_sq = 0.0;
     long long terms = 0;
-    // The CPU's loop nest: taps (t, r, s) outside, input channels of the group inside.
-    for (long long t = 0; t < FT_MA_T; ++t) {
-      const long long id = ft_ma_source(o, t, FT_MA_D, FT_MA_STRIDE_D, FT_MA_PAD_D, FT_MA_DIL_D);
-      if (id < 0) continue;
-      for (long long r = 0; r < FT_MA_R; ++r) {
-        const long long ih = ft_ma_source(p, r, FT_MA_H, FT_MA_STRIDE_H, FT_MA_PAD_H, FT_MA_DIL_H);
-        if (ih < 0) continue;
-        for (long long s = 0; s < FT_MA_S; ++s) {
-          const long long iw = ft_ma_source(q, s, FT_MA_W, FT_MA_STRIDE_W, FT_MA_PAD_W, FT_MA_DIL_W);
-          if (iw < 0) continue;
-          const long long tap = (t * FT_MA_R + r) * FT_MA_S + s;
-          for (long long cc = 0; cc < cg; ++cc) {
-            const long long c = g * cg + cc;
-#if FT_MA_TRANSPOSED
-            const long long wi = (c * kg + k % kg) * taps + tap;
-#else
-            const long long wi = (k * cg + cc) * taps + tap;
-#endif
-            const long long xi = (((img * FT_MA_C + c) * FT_MA_D + id) * FT_MA_H + ih) * FT_MA_W + iw;
-            const double term = (double)w[wi] * (double)x[xi];  // exact: fp32 * fp32
-            acc += term;
-            sum_abs += fabs(term);
-            sum_sq += term * term;
-            ++terms;
-          }
-        }
-      }
-    }
+    ft_conv_terms(img, k, o, p, q, [&](long long wi, long long xi) {
+      const double term = (double)w[wi] * (double)x[xi];  // exact: fp32 * fp32
+      acc += term;
+      sum_abs += fabs(term);
+      sum_sq += term * term;
+      ++terms;
+    });
     y[i] = acc;
     a[i] = sum_abs;
     b[i] = sum_sq;

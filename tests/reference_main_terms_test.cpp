@@ -79,6 +79,8 @@ TEST(MainTermsSource, TheTemplateCompilesOnItsOwn) {
   gpu::CompileOptions opt;
   opt.arch = "sm_90";
   opt.strict_fp32 = true;
+  // alone, it includes ft_conv_taps.cuh from its folder, as nvcc would (rendered: pasted in)
+  opt.extra.push_back(std::string("-I") + FUSETUNE_SOURCE_DIR + "/kernel_templates");
   expect_no_spills(gpu::compile_cuda(reference_template("ref_main_any.cu"), "ref_main_any.cu", opt), "ref_main_any.cu",
                    "ft_ref_main_conv");
 }

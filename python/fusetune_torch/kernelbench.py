@@ -94,6 +94,21 @@ def last_line(text):
     return lines[-1].strip() if lines else ""
 
 
+def failed_tune_reason(doc, err):
+    """Why a tune that ran ended without a verified winner. With --json -, tune's table goes to
+    stderr and its last line is only the database's path; the document's results say, per
+    variant, what failed (compile error, wrong result, fault, timeout...)."""
+    rows = [r for r in (doc.get("results") or []) if isinstance(r, dict)]
+    failed = [r for r in rows if not r.get("verified")]
+    if rows:
+        parts = [f"{r.get('name')}: {r.get('status')}" + (f" ({last_line(str(r['reason']))})" if r.get("reason") else "")
+                 for r in failed[:4]]
+        more = f"; {len(failed) - 4} more" if len(failed) > 4 else ""
+        return f"{len(failed)} of {len(rows)} variants failed: " + "; ".join(parts) + more
+    lines = [ln.strip() for ln in (err or "").splitlines() if ln.strip() and not ln.startswith("database ")]
+    return lines[-1] if lines else ""
+
+
 class Fusetune:
     """The fusetune binary, run as a user would run it."""
 
@@ -127,7 +142,7 @@ class Fusetune:
             doc = json.loads(out) if out.strip() else {}
         except json.JSONDecodeError:
             doc = {}
-        return code, doc, last_line(err)
+        return code, doc, err
 
     def export(self, spec, math, path):
         code, _, err = self.run("export", spec, "--db", self.db, "--math", math, "--format", "kernelbench",
@@ -296,7 +311,8 @@ def attempt(n, spec, ref_src, args, ft, math):
     """Steps 2-4 in one math mode: a dict with status (and reason), math, tune_exit, verified,
     winner, correct, kb_metadata, new_path as far as they got."""
     att = {"math": math, "verified": False, "correct": None}
-    code, doc, err = ft.tune(spec, math)
+    code, doc, full_err = ft.tune(spec, math)
+    err = last_line(full_err)
     att["tune_exit"] = code
     # tune answers these from the spec alone, before it looks for a GPU: a machine without one
     # still learns which problems are tunable (and keeps that verdict, see main)
@@ -307,7 +323,8 @@ def attempt(n, spec, ref_src, args, ft, math):
     if not args.gpu:
         return {**att, "status": "mapped", "reason": "no CUDA GPU: not tuned"}
     if code != 0:
-        return {**att, "status": "no verified winner", "reason": err or f"tune exit {code}"}
+        return {**att, "status": "no verified winner",
+                "reason": failed_tune_reason(doc, full_err) or f"tune exit {code}"}
     att.update(verified=True, status="verified", winner=doc.get("winner"))
     new_path = os.path.join(args.out, f"level{args.level}", f"{n}_new.py" if math == "tf32" else f"{n}_new_{math}.py")
     code, err = ft.export(spec, math, new_path)

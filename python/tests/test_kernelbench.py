@@ -212,3 +212,16 @@ def test_auto_math_judges_tf32_first_and_falls_back_to_fp32_when_kernelbench_say
     assert rows[1]["status"] == "KernelBench-incorrect" and rows[1]["math"] == "tf32"
     assert rows[7]["status"] == "not verifiable yet"
     assert kb.main(argv + ["--table-only", "--force"]) == kb.USAGE
+
+
+def test_a_failed_tune_says_why_from_its_results_not_the_database_path():
+    # With --json -, tune's table goes to stderr and ends in "database PATH" (call 125's record of
+    # #11 said only that); the reason comes from the variants that failed.
+    doc = {"results": [{"name": "floor", "verified": False, "status": "wrong result",
+                        "reason": "rel-L2 3.1 of its limit"},
+                       {"name": "unfused.stages", "verified": False, "status": "failed", "reason": "line 1\ncuDNN: no engine"}]}
+    why = kb.failed_tune_reason(doc, "table\ndatabase /tmp/x/tuning.db\n")
+    assert why == ("2 of 2 variants failed: floor: wrong result (rel-L2 3.1 of its limit); "
+                   "unfused.stages: failed (cuDNN: no engine)")
+    assert kb.failed_tune_reason({}, "fusetune: out of memory\ndatabase /tmp/x/tuning.db\n") == "fusetune: out of memory"
+    assert kb.failed_tune_reason({}, "database /tmp/x/tuning.db\n") == ""

@@ -48,23 +48,33 @@ const char* reference_main_kernel(const spec::Problem& p) {
   return p.is_conv() ? "ft_ref_main_conv" : "ft_ref_main_gemm";
 }
 
+std::string render_conv_shape_defines(const spec::Problem& p) {
+  check_main(p);
+  if (!p.is_conv()) throw InputError("GPU conv source: the main operator is not a conv");
+  std::string src;
+  // LL: every extent is a 64-bit constant, so products of them never wrap in int.
+  auto define = [&src](const char* name, int64_t v) { src += fmt::format("#define {} {}LL\n", name, v); };
+  const spec::Conv& c = p.conv;
+  define("FT_MA_N", c.n), define("FT_MA_C", c.c), define("FT_MA_D", c.d), define("FT_MA_H", c.h);
+  define("FT_MA_W", c.w), define("FT_MA_K", c.k), define("FT_MA_T", c.t), define("FT_MA_R", c.r);
+  define("FT_MA_S", c.s), define("FT_MA_O", c.o()), define("FT_MA_P", c.p()), define("FT_MA_Q", c.q());
+  define("FT_MA_STRIDE_D", c.stride_d), define("FT_MA_STRIDE_H", c.stride_h), define("FT_MA_STRIDE_W", c.stride_w);
+  define("FT_MA_PAD_D", c.pad_d), define("FT_MA_PAD_H", c.pad_h), define("FT_MA_PAD_W", c.pad_w);
+  define("FT_MA_DIL_D", c.dil_d), define("FT_MA_DIL_H", c.dil_h), define("FT_MA_DIL_W", c.dil_w);
+  define("FT_MA_GROUPS", c.groups);
+  src += fmt::format("#define FT_MA_TRANSPOSED {}\n", c.transposed ? 1 : 0);
+  // The conv's loop nest after the shape it reads (the templates include it only when alone).
+  src += '\n' + reference_template("ft_conv_taps.cuh") + '\n';
+  return src;
+}
+
 std::string render_reference_main_source(const spec::Problem& p) {
   check_main(p);
   std::string src = "// GPU reference main operator (float64 terms), rendered by src/reference/main_terms_source.cpp.\n";
-  // LL: every extent is a 64-bit constant, so products of them never wrap in int.
-  auto define = [&src](const char* name, int64_t v) { src += fmt::format("#define {} {}LL\n", name, v); };
   if (p.is_conv()) {
-    const spec::Conv& c = p.conv;
-    src += "#define FT_MA_KIND FT_MA_KIND_CONV\n";
-    define("FT_MA_N", c.n), define("FT_MA_C", c.c), define("FT_MA_D", c.d), define("FT_MA_H", c.h);
-    define("FT_MA_W", c.w), define("FT_MA_K", c.k), define("FT_MA_T", c.t), define("FT_MA_R", c.r);
-    define("FT_MA_S", c.s), define("FT_MA_O", c.o()), define("FT_MA_P", c.p()), define("FT_MA_Q", c.q());
-    define("FT_MA_STRIDE_D", c.stride_d), define("FT_MA_STRIDE_H", c.stride_h), define("FT_MA_STRIDE_W", c.stride_w);
-    define("FT_MA_PAD_D", c.pad_d), define("FT_MA_PAD_H", c.pad_h), define("FT_MA_PAD_W", c.pad_w);
-    define("FT_MA_DIL_D", c.dil_d), define("FT_MA_DIL_H", c.dil_h), define("FT_MA_DIL_W", c.dil_w);
-    define("FT_MA_GROUPS", c.groups);
-    src += fmt::format("#define FT_MA_TRANSPOSED {}\n", c.transposed ? 1 : 0);
+    src += "#define FT_MA_KIND FT_MA_KIND_CONV\n" + render_conv_shape_defines(p);
   } else {
+    auto define = [&src](const char* name, int64_t v) { src += fmt::format("#define {} {}LL\n", name, v); };
     const spec::Gemm& g = p.gemm;
     const bool linear = p.main == spec::MainKind::linear;
     src += "#define FT_MA_KIND FT_MA_KIND_GEMM\n";

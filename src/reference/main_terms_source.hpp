@@ -22,6 +22,11 @@ inline constexpr int64_t kMainTermsGemmTile = 16;
 // malformed main operator.
 [[nodiscard]] std::string render_reference_main_source(const spec::Problem& p);
 
+// A conv main operator's shape as ref_main_any.cu's and conv_nd_direct.cu's FT_MA_* #defines,
+// followed by ft_conv_taps.cuh (the loop nest both share). Throws InputError for a GEMM or an
+// empty or malformed conv.
+[[nodiscard]] std::string render_conv_shape_defines(const spec::Problem& p);
+
 // The kernel's name in that source: "ft_ref_main_conv" or "ft_ref_main_gemm".
 [[nodiscard]] const char* reference_main_kernel(const spec::Problem& p);
 

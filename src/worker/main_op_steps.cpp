@@ -15,14 +15,18 @@ struct MainOpSteps::Gemm {
   gpu::GemmAlgo algo;
 };
 
+// cuDNN's graph and the configuration that runs (built, prepare'd, already); or, where cuDNN
+// built none, fusetune's own conv and cuDNN's reason.
 struct MainOpSteps::Conv {
   std::unique_ptr<ConvNdGraph> graph;
-  GraphEngine engine;  // the configuration that runs: built (prepare'd) already
+  GraphEngine engine;
+  std::unique_ptr<ConvNdDirect> direct;
+  std::string refused;
 };
 
 MainOpSteps::MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool,
-                         CUstream s)
-    : cudnn_(cudnn), problem_(problem), math_(math), pool_(pool), stream_(s) {}
+                         CUstream s, std::string arch)
+    : cudnn_(cudnn), problem_(problem), math_(math), pool_(pool), stream_(s), arch_(std::move(arch)) {}
 
 MainOpSteps::~MainOpSteps() = default;
 
@@ -52,9 +56,9 @@ void MainOpSteps::gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr
   g.plan->run(g.algo, a, b, bias, out, ws, ws_bytes, stream_);
 }
 
-MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
-  auto& slot = convs_[ConvKey{step.main, step.layout, step.bias.has_value()}];
-  if (slot) return *slot;
+// The first configuration, in the heuristics' order, whose plan builds; GraphRefused when
+// cuDNN refuses the graph or builds none.
+std::unique_ptr<MainOpSteps::Conv> MainOpSteps::cudnn_conv(const codegen::ConvNdStep& step) {
   const ConvNdDesc desc{step.main, problem_.conv, step.layout, step.bias.has_value(), math_};
   auto graph = std::make_unique<ConvNdGraph>(cudnn_.get(), desc);
   // Listed without building (building every configuration costs seconds for a 3-d conv), then
@@ -68,14 +72,39 @@ MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
       continue;
     }
     e.built = true;
-    slot = std::make_unique<Conv>(Conv{std::move(graph), std::move(e)});
-    return *slot;
+    auto made = std::make_unique<Conv>();
+    made->graph = std::move(graph);
+    made->engine = std::move(e);
+    return made;
   }
   throw GraphRefused("cuDNN built none of the conv graph's configurations" + reasons);
 }
 
+MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
+  auto& slot = convs_[ConvKey{step.main, step.layout, step.bias.has_value()}];
+  if (slot) return *slot;
+  try {
+    slot = cudnn_conv(step);
+  } catch (const GraphRefused& r) {
+    // Call 123: a transposed 3-D conv with two channels had no engine at all, so the problem
+    // had neither a floor nor an unfused candidate. fusetune's own conv (channels-first only)
+    // runs instead; its label says so, so its time is never taken for cuDNN's.
+    if (step.layout != spec::Layout::nchw) throw;
+    auto made = std::make_unique<Conv>();
+    made->direct = std::make_unique<ConvNdDirect>(problem_, arch_);
+    made->refused = r.what();
+    slot = std::move(made);
+  }
+  return *slot;
+}
+
 void MainOpSteps::conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& buffers) {
   Conv& c = conv_graph(step);
+  if (c.direct) {
+    // the plan hands a bias pointer only when the step has one (check_variant)
+    c.direct->run(buffers, stream_);
+    return;
+  }
   const size_t ws_bytes = size_t(std::max<int64_t>(c.engine.workspace, 256));
   const CUdeviceptr ws = pool_.ensure("graph_workspace", ws_bytes, stream_);
   if (c.engine.by_name_only) {
@@ -94,7 +123,9 @@ std::optional<std::string> MainOpSteps::label(const codegen::GemmStep& step) con
 std::optional<std::string> MainOpSteps::label(const codegen::ConvNdStep& step) const {
   const auto it = convs_.find(ConvKey{step.main, step.layout, step.bias.has_value()});
   if (it == convs_.end()) return std::nullopt;
-  return "cuDNN graph " + it->second->engine.name;
+  const Conv& c = *it->second;
+  if (c.direct) return "fusetune direct conv (fp32; cuDNN's graph: " + c.refused.substr(0, 200) + ")";
+  return "cuDNN graph " + c.engine.name;
 }
 
 }  // namespace fusetune::worker

@@ -7,7 +7,8 @@
 // the unfused and floor candidates alike, and a chain (v1) session never creates any of it.
 //
 // Which implementation runs: cuBLASLt's heuristic's first algorithm; cuDNN's first engine
-// configuration, in the heuristics' order, whose plan builds. A step has no field to choose
+// configuration, in the heuristics' order, whose plan builds, or, where cuDNN's graph offers or
+// builds none for a channels-first conv, fusetune's own fp32 conv (worker/conv_nd_direct.hpp). A step has no field to choose
 // another yet; when one comes it is a key here (gpu::CublasLtAlgoKey, codegen::EngineKey).
 #include <cuda.h>
 
@@ -24,24 +25,29 @@
 #include "gpu/cudnn_handle.hpp"
 #include "spec/problem.hpp"
 #include "worker/buffer_pool.hpp"
+#include "worker/conv_nd_direct.hpp"
 #include "worker/conv_nd_graph.hpp"
 
 namespace fusetune::worker {
 
 class MainOpSteps {
  public:
-  MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool, CUstream s);
+  // arch: the device's sm_XX, for the fallback conv's compile.
+  MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool, CUstream s,
+              std::string arch);
   ~MainOpSteps();
   MainOpSteps(const MainOpSteps&) = delete;
   MainOpSteps& operator=(const MainOpSteps&) = delete;
 
   // Enqueue the step on the stream with its buffers' pointers (bias 0 when the step has none).
-  // Throw fusetune::Error when cuBLASLt has no algorithm for the GEMM, GraphRefused when cuDNN
-  // refuses the conv or builds none of its configurations.
+  // Throw fusetune::Error when cuBLASLt has no algorithm for the GEMM; GraphRefused when cuDNN
+  // refuses a channels-last conv or builds none of its configurations (channels-first: the
+  // fallback conv runs).
   void gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias, CUdeviceptr out);
   void conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& buffers);
 
-  // What ran for the step ("cublaslt id=...", "cuDNN graph eng..."), once it has run; nullopt before.
+  // What ran for the step ("cublaslt id=...", "cuDNN graph eng...", "fusetune direct conv (...)"),
+  // once it has run; nullopt before.
   [[nodiscard]] std::optional<std::string> label(const codegen::GemmStep& step) const;
   [[nodiscard]] std::optional<std::string> label(const codegen::ConvNdStep& step) const;
 
@@ -55,12 +61,14 @@ class MainOpSteps {
   using ConvKey = std::tuple<spec::MainKind, spec::Layout, bool>;  // kind, layout, bias
   Gemm& gemm_plan(const codegen::GemmStep& step);
   Conv& conv_graph(const codegen::ConvNdStep& step);
+  std::unique_ptr<Conv> cudnn_conv(const codegen::ConvNdStep& step);
 
   gpu::CudnnHandle& cudnn_;
   spec::Problem problem_;
   MathMode math_;
   BufferPool& pool_;
   CUstream stream_;
+  std::string arch_;
   std::optional<gpu::CublasLtHandle> lt_;  // created on the first GEMM: before any plan, which keeps it by reference
   std::map<GemmKey, std::unique_ptr<Gemm>> gemms_;
   std::map<ConvKey, std::unique_ptr<Conv>> convs_;

@@ -101,7 +101,7 @@ Session::Session(const protocol::SetupRequest& setup)
                                            scrub ? 2 * size_t(device_.limits.l2_bytes) : 0);
   convs_->seed(setup.conv_choices);
   convs_->set_graph_head(size_t(std::max(0, setup.conv_graph_head)));
-  main_ops_ = std::make_unique<MainOpSteps>(cudnn_, problem_, math_, *pool_, s);
+  main_ops_ = std::make_unique<MainOpSteps>(cudnn_, problem_, math_, *pool_, s, arch);
   runner_ = std::make_unique<PlanRunner>(*draws_, *pool_, *convs_, *graphs_, *main_ops_, s);
   verifier_ = std::make_unique<Verifier>(math_, *draws_, *pool_, *runner_, *check_);
   timer_ = std::make_unique<Timer>(*runner_, *ref_, size_t(device_.limits.l2_bytes), scrub);

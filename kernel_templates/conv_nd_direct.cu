@@ -1,0 +1,59 @@
+// fusetune's own fp32 conv for the main-operator step of version-2 plans where cuDNN's graph API
+// offers no engine (worker/main_op_steps.cpp; call 123 found one: a transposed 3-D conv with two
+// channels, every configuration NOT_SUPPORTED_ARCH_MISMATCH). Any of the four conv kinds, groups,
+// dilation, per-dim stride and padding, output padding (it only sizes the output), an optional
+// bias; channels-first fp32 tensors, PyTorch's filter layouts.
+//
+// One thread per output, a float accumulator over ft_conv_taps.cuh's terms in the reference's
+// order. Not fast -- every product reloads its input and weight -- but correct for every shape
+// the spec allows; the candidate's label says which conv ran, so its times are never taken for
+// cuDNN's. Exact fp32 products (no TF32), so it meets the fp32 rule as well as tf32's.
+//
+// The shape comes as FT_MA_* #defines (src/reference/main_terms_source.cpp renders them); the
+// defaults below only let the template compile alone.
+#ifndef FT_MA_N
+#define FT_MA_N 1LL
+#define FT_MA_C 4LL
+#define FT_MA_D 1LL
+#define FT_MA_H 8LL
+#define FT_MA_W 8LL
+#define FT_MA_K 4LL
+#define FT_MA_T 1LL
+#define FT_MA_R 3LL
+#define FT_MA_S 3LL
+#define FT_MA_O 1LL
+#define FT_MA_P 6LL
+#define FT_MA_Q 6LL
+#define FT_MA_STRIDE_D 1LL
+#define FT_MA_STRIDE_H 1LL
+#define FT_MA_STRIDE_W 1LL
+#define FT_MA_PAD_D 0LL
+#define FT_MA_PAD_H 0LL
+#define FT_MA_PAD_W 0LL
+#define FT_MA_DIL_D 1LL
+#define FT_MA_DIL_H 1LL
+#define FT_MA_DIL_W 1LL
+#define FT_MA_GROUPS 1LL
+#define FT_MA_TRANSPOSED 0
+#endif
+#ifndef FT_CONV_TAPS_CUH
+#include "ft_conv_taps.cuh"  // rendered sources have it pasted in after the #defines
+#endif
+
+#define FT_DIRECT_THREADS 256
+
+// y[i] = sum of w * x over output i's terms (+ bias[k] when bias is not null), for every output
+// of (N, K, O, P, Q); a grid-stride loop, so any grid covers them all.
+extern "C" __global__ void __launch_bounds__(FT_DIRECT_THREADS)
+    ft_conv_nd_direct(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+                      float* __restrict__ y) {
+  const long long total = FT_MA_N * FT_MA_K * FT_MA_O * FT_MA_P * FT_MA_Q;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long img, k, o, p, q;
+    ft_conv_output(i, img, k, o, p, q);
+    float acc = 0.0f;
+    ft_conv_terms(img, k, o, p, q, [&](long long wi, long long xi) { acc = fmaf(w[wi], x[xi], acc); });
+    y[i] = bias != nullptr ? acc + bias[k] : acc;
+  }
+}
