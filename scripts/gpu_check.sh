@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|kernelbench|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|kernelbench|refrate|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -25,6 +25,7 @@
 #                cache and CUDA_CACHE_PATH) of each preset (default kernelbench-31 kernelbench-32), COLD_RUNS
 #                times (default 2), each binary of COLD_BINS in turn (default build/fusetune; name an older
 #                build's fusetune too for an A/B in one call); wall times in tune-time.txt, phases.txt
+#   REFRATE_ARGS  step refrate: bench/reference/main_terms_rate's arguments (default: its six problems)
 #   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
 #                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
 #                eval needs pydantic, requests and tqdm, installed from the wheels carried in .gpu-wheels (docs/gpu-runs.md);
@@ -192,6 +193,14 @@ if want harness; then
   OUTDIR=/tmp/fc-harness CONFIGS="${HARNESS_CONFIGS:-bench/fused_conv/configs-diag.txt}" \
     bash bench/fused_conv/run_harness.sh > "$R/harness.txt" 2>&1 || rc=1
   kill $smi; gzip -f "$R/smi-harness.csv"; cat "$R/harness.txt"
+  pack
+fi
+
+if want refrate; then
+  # the float64 reference's main-operator terms and the fallback conv, multiply-adds per second
+  # (bench/reference/main_terms_rate.cpp: what worker/model_inputs.hpp's 1e13 limit rests on)
+  stamp "reference terms rate"
+  build/main_terms_rate ${REFRATE_ARGS:-} 2>&1 | tee "$R/main-terms-rate.md" || rc=1
   pack
 fi
 

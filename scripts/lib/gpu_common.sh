@@ -39,7 +39,7 @@ _gpu_binaries() {
   [ -d .gpu ] || return 0
   [ -f .gpu/bins.tar.xz ] && tar -C .gpu -xJf .gpu/bins.tar.xz
   mkdir -p build && cp -f .gpu/fusetune .gpu/*_test build/ 2>/dev/null
-  [ -f .gpu/op_throughput ] && cp -f .gpu/op_throughput build/
+  for b in op_throughput main_terms_rate; do [ -f ".gpu/$b" ] && cp -f ".gpu/$b" build/; done
   return 0
 }
 
