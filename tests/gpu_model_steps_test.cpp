@@ -28,6 +28,7 @@
 #include "spec/parser.hpp"
 #include "tune/compile_all.hpp"
 #include "tune/tuner.hpp"
+#include "worker/model_inputs.hpp"
 #include "worker/session.hpp"
 
 namespace fusetune {
@@ -154,6 +155,17 @@ TEST_F(GpuModelSteps, APlantedShiftedStageFailsVerification) {
     expect_shift_fails(kLinear, math);
     expect_shift_fails(kConv3d, math);
   }
+}
+
+// Past 2^27 output values (167M here) with images kept apart: each draw's reference covers a
+// block of images (model_inputs.hpp's model_sample_images), the floor and unfused.stages verify
+// against it, and a planted shift still fails (the block is compared, not skipped).
+constexpr const char* kSampled = "conv2d(n=40,c=4,h=256,w=256,k=64,r=3,pad=1,groups=2) | gelu | group_norm(8)";
+
+TEST_F(GpuModelSteps, PastTheValueLimitABlockOfImagesVerifies) {
+  ASSERT_GT(worker::model_sample_images(spec::parse(kSampled)), 0);
+  expect_all_verify(kSampled, MathMode::tf32);
+  expect_shift_fails(kSampled, MathMode::tf32);
 }
 
 // A problem past the float64 reference's limits (1e13 multiply-adds, 2^27 values) is refused by

@@ -96,6 +96,34 @@ TEST(ModelInputs, TheReferenceRefusesOutputsPastItsValueLimit) {
   EXPECT_NE(why->find("268435456"), std::string::npos) << *why;
 }
 
+// Past the limits, a conv problem whose images are independent is checked on a block of images
+// per draw (KernelBench #2: 2^29 output values, 2^22 per image, so 8 images within 2^25); one
+// whose stages mix images (#72's batch norm) is refused with the reason; so is one whose single
+// image is past the limits.
+TEST(ModelInputs, PastTheLimitsABlockOfImagesIsCheckedWhereImagesAreIndependent) {
+  const spec::Problem kb2 = spec::parse(
+      "conv_transpose2d(n=128,c=64,h=128,w=128,k=64,r=3,stride=2,pad=1,out_pad=1,bias=true) | add(param[k]) | "
+      "clamp(0,1) | mul(2) | clamp(0,1) | div(2)");
+  EXPECT_FALSE(why_no_model_reference(kb2));
+  EXPECT_EQ(model_sample_images(kb2), 8);
+  EXPECT_EQ(model_reference_problem(kb2).conv.n, 8);
+  // within the limits: whole answers
+  const spec::Problem small = spec::parse("conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2)");
+  EXPECT_EQ(model_sample_images(small), 0);
+  EXPECT_EQ(model_reference_problem(small).conv.n, 2);
+
+  const auto kb72 = why_no_model_reference(spec::parse(
+      "conv_transpose3d(n=64,c=3,d=32,h=32,w=32,k=16,r=3,stride=2,pad=1,bias=true) | batch_norm | avg_pool3d(2)"));
+  ASSERT_TRUE(kb72);
+  EXPECT_NE(kb72->find("float64 reference"), std::string::npos) << *kb72;
+  EXPECT_NE(kb72->find("cannot be checked apart (stage 1: batch norm"), std::string::npos) << *kb72;
+  // one image of 2^28 values
+  const auto huge =
+      why_no_model_reference(spec::parse("conv2d(n=2,c=1,h=16386,w=16386,k=1,r=3,groups=1) | relu | as a | mul(a)"));
+  ASSERT_TRUE(huge);
+  EXPECT_NE(huge->find("one image alone"), std::string::npos) << *huge;
+}
+
 // Draw 0 (and 2) is torch.rand-like in the input, draw 1 signed; everything else signed in
 // every draw; the seed decides.
 TEST(ModelInputs, VerificationDrawsAlternateTheInputsSign) {

@@ -8,9 +8,12 @@
 #include "gpu/cudnn_transform.hpp"
 #include "reference/l2_model.hpp"
 #include "reference/model_data.hpp"
+#include "reference/model_samples.hpp"
 #include "reference/problem_data.hpp"
+#include "spec/shape_rules.hpp"
 #include "worker/context_lost.hpp"
 #include "worker/model_answer.hpp"
+#include "worker/model_inputs.hpp"
 
 namespace fusetune::worker {
 
@@ -46,11 +49,24 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
     // caller has refused problems past the limits: worker::why_no_model_reference).
     if (inputs == protocol::InputRange::wide)
       throw InputError("wide-range draws (accuracy tests) are drawn for conv2d chain problems only");
+    // Past the whole reference's limits, each draw's answers cover one block of images
+    // (model_inputs.hpp, reference/model_samples.hpp); `ref` was built for that block's problem.
+    const int64_t images = model_sample_images(problem);
     for (int d = 0; d < count; ++d) {
       Draw dr;
       dr.model = std::make_unique<ModelDraw>(problem, seed, d);
-      const ModelAnswers a =
-          model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s));
+      ModelAnswers a;
+      if (images == 0) {
+        a = model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s));
+      } else {
+        const int64_t out_per_image = spec::elems(spec::out_shape(problem)) / problem.conv.n;
+        dr.sample = reference::sampled_block(problem.conv.n, images, out_per_image, d);
+        const CUdeviceptr x =
+            dr.model->input() + 4 * CUdeviceptr(dr.sample->first) * CUdeviceptr(problem.conv.input_elems() / problem.conv.n);
+        a = model_answers(reference::sample_problem(problem, images),
+                          reference::sample_data(problem, dr.model->host(), *dr.sample),
+                          ref.main_terms(x, dr.model->weight(), s));
+      }
       dr.var_scale = a.var_scale;
       dr.answer.emplace();
       dr.answer->output = upload_answer(a.output, a.var_scale);

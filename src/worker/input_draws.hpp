@@ -7,7 +7,7 @@
 // the conv alone, with the math mode's bounds.
 // A version-2 problem's draws are ModelDraws (model_draw.hpp): every tensor drawn on the host,
 // the answers (the whole problem, and the main operator alone for the floor) from the CPU
-// reference (model_answer.hpp).
+// reference (model_answer.hpp), or, past its limits, those of one block of images per draw.
 #include <cuda.h>
 
 #include <cstdint>
@@ -20,6 +20,7 @@
 #include "gpu/cudnn_handle.hpp"
 #include "gpu/device_buffer.hpp"
 #include "reference/gpu_reference.hpp"
+#include "reference/image_slices.hpp"
 #include "spec/problem.hpp"
 #include "protocol/protocol.hpp"
 #include "worker/model_draw.hpp"
@@ -38,6 +39,9 @@ struct Draw {
   // version-2 problem `conv` holds the main operator alone, with its bias (the floor's answer).
   std::optional<reference::RefAnswer> answer;
   std::unique_ptr<ModelDraw> model;  // version-2 problems: the drawn tensors on the device
+  // Version 2 past the whole reference's limits: the images `answer` covers (model_inputs.hpp's
+  // model_sample_images); the answer's element 0 is the output's element first * (per image).
+  std::optional<reference::ImageSlice> sample;
 
   [[nodiscard]] CUdeviceptr chan_or_0() const { return has_chan ? chan.ptr() : 0; }
 };

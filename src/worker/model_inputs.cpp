@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "reference/model_samples.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/shape_rules.hpp"
 
@@ -51,17 +52,49 @@ std::span<const float> model_buffer_floats(const reference::ModelData& data, con
   return out;
 }
 
+namespace {
+
+double main_macs(const spec::Problem& p) { return (p.is_conv() ? p.conv.flops() : p.gemm.flops()) / 2.0; }
+
+int64_t largest_output(const spec::Problem& p) { return std::max(p.main_out_elems(), spec::elems(spec::out_shape(p))); }
+
+bool within_limits(const spec::Problem& p) {
+  return main_macs(p) <= kMaxReferenceMacs && largest_output(p) <= kMaxReferenceValues;
+}
+
+}  // namespace
+
+int64_t model_sample_images(const spec::Problem& problem) {
+  if (within_limits(problem) || reference::why_images_not_independent(problem)) return 0;
+  const double macs_per_image = main_macs(problem) / double(problem.conv.n);
+  const auto by_macs = int64_t(kMaxReferenceMacs / std::max(1.0, macs_per_image));
+  return std::clamp<int64_t>(std::min(reference::sample_images(problem, kMaxSampleValues), by_macs), 1,
+                             problem.conv.n);
+}
+
+spec::Problem model_reference_problem(const spec::Problem& problem) {
+  const int64_t images = model_sample_images(problem);
+  return images > 0 ? reference::sample_problem(problem, images) : problem;
+}
+
 std::optional<std::string> why_no_model_reference(const spec::Problem& problem) {
-  const double macs = (problem.is_conv() ? problem.conv.flops() : problem.gemm.flops()) / 2.0;
-  if (macs > kMaxReferenceMacs)
-    return fmt::format("the float64 reference (on the GPU) is limited to {:.3g} multiply-adds of the main operator "
-                       "per draw; this problem's take {:.3g}",
-                       kMaxReferenceMacs, macs);
-  const int64_t values = std::max(problem.main_out_elems(), spec::elems(spec::out_shape(problem)));
-  if (values > kMaxReferenceValues)
-    return fmt::format("the float64 reference's stages (on the CPU) hold at most {} values of an output per draw; "
-                       "this problem's largest output has {}",
-                       kMaxReferenceValues, values);
+  if (within_limits(problem)) return std::nullopt;
+  const double macs = main_macs(problem);
+  const int64_t values = largest_output(problem);
+  std::string why = macs > kMaxReferenceMacs
+                        ? fmt::format("the float64 reference (on the GPU) is limited to {:.3g} multiply-adds of the "
+                                      "main operator per draw; this problem's take {:.3g}",
+                                      kMaxReferenceMacs, macs)
+                        : fmt::format("the float64 reference's stages (on the CPU) hold at most {} values of an "
+                                      "output per draw; this problem's largest output has {}",
+                                      kMaxReferenceValues, values);
+  if (const auto apart = reference::why_images_not_independent(problem))
+    return why + ", and its images cannot be checked apart (" + *apart + ")";
+  // One image alone past the limits: no block is small enough.
+  const spec::Problem one = reference::sample_problem(problem, 1);
+  if (!within_limits(one))
+    return why + fmt::format(", and one image alone has {:.3g} multiply-adds and {} values", main_macs(one),
+                             largest_output(one));
   return std::nullopt;
 }
 

@@ -49,10 +49,26 @@ inline constexpr double kMaxReferenceMacs = 1e13;
 // multiply-adds per output and would pass the first limit alone.
 inline constexpr int64_t kMaxReferenceValues = int64_t(1) << 27;
 
+// Past either limit, a problem whose images are independent (reference/model_samples.hpp) is
+// checked on a block of images per draw instead: as many as keep the block's largest output
+// within kMaxSampleValues (about 19 s of CPU stages per draw) and its multiply-adds within
+// kMaxReferenceMacs, and the whole output is searched for unwritten elements.
+inline constexpr int64_t kMaxSampleValues = int64_t(1) << 25;
+
 // Why the float64 reference is not made for `problem` (its main operator's multiply-adds over
-// kMaxReferenceMacs, or its outputs over kMaxReferenceValues, said with both numbers), or
-// nullopt when it is. GPU memory is checked when the terms are computed (the chunks fit half the
-// free memory, else InputError with both numbers).
+// kMaxReferenceMacs, or its outputs over kMaxReferenceValues, said with both numbers, and why its
+// images cannot be checked apart; or one image alone past the limits), or nullopt when it is.
+// GPU memory is checked when the terms are computed (the chunks fit half the free memory, else
+// InputError with both numbers).
 [[nodiscard]] std::optional<std::string> why_no_model_reference(const spec::Problem& problem);
+
+// Images of a version-2 problem each draw's float64 reference covers: 0 when the whole problem is
+// within the limits (whole answers), else the block size (see kMaxSampleValues). Call it for a
+// problem why_no_model_reference accepts.
+[[nodiscard]] int64_t model_sample_images(const spec::Problem& problem);
+
+// The problem the float64 reference is made for: `problem`, or its block of
+// model_sample_images(problem) images (reference::sample_problem).
+[[nodiscard]] spec::Problem model_reference_problem(const spec::Problem& problem);
 
 }  // namespace fusetune::worker

@@ -3,7 +3,9 @@
 // answer (computed once at setup) or, when verification is sliced by images
 // (verify_memory.hpp), with the answer of each slice of images computed now and compared with
 // that slice of the output, the slices' sums merged into the figures one whole comparison gives
-// (reference/image_slices.hpp). Every comparison in the worker goes through here: a variant's
+// (reference/image_slices.hpp); a version-2 draw past the whole reference's limits with the answer
+// of its block of images, and the whole output searched for unwritten elements. Every comparison
+// in the worker goes through here: a variant's
 // verification (its output, or a floor's conv alone) and cuDNN's conv check.
 #include <cuda.h>
 
@@ -45,6 +47,8 @@ class ReferenceCheck {
   [[nodiscard]] const std::vector<reference::ImageSlice>& slices() const { return slices_; }
 
  private:
+  // A version-2 draw whose answer covers a block of images (Draw::sample).
+  [[nodiscard]] reference::GpuErrorStats compare_sample(const Draw& draw, Answer which, CUdeviceptr out);
   [[nodiscard]] reference::GpuErrorStats compare_sliced(const Draw& draw, Answer which, CUdeviceptr out,
                                                         bool out_nhwc);
 

@@ -8,6 +8,7 @@
 #include "reference/gpu_reference.hpp"
 #include "reference/image_slices.hpp"
 #include "spec/shape_rules.hpp"
+#include "worker/model_inputs.hpp"
 #include "worker/input_draws.hpp"
 
 namespace fusetune::worker {
@@ -30,9 +31,12 @@ double answer_bytes(const spec::Problem& p, MathMode math, int64_t images) {
 // and plan buffers of about four of the larger of the two outputs. The main operator's float64
 // terms are not counted: they are made in chunks sized to the memory free at the time and freed
 // before the draw's answers are uploaded (reference/gpu_main_terms.hpp).
+// Past the whole reference's limits the answers cover a block of images (model_inputs.hpp).
 double model_need(const spec::Problem& p, int draws) {
   const double out = double(spec::elems(spec::out_shape(p))), main = double(p.main_out_elems());
-  return draws * (InputDraws::input_bytes(p) + 16.0 * (out + main)) + 4.0 * 4.0 * std::max(out, main);
+  const spec::Problem answered = model_reference_problem(p);
+  const double a_out = double(spec::elems(spec::out_shape(answered))), a_main = double(answered.main_out_elems());
+  return draws * (InputDraws::input_bytes(p) + 16.0 * (a_out + a_main)) + 4.0 * 4.0 * std::max(out, main);
 }
 
 }  // namespace
