@@ -21,8 +21,8 @@ bool batched_input(const spec::Problem& p, size_t i, size_t value_rank) {
 }  // namespace
 
 std::optional<std::string> why_images_not_independent(const spec::Problem& p) {
-  if (!p.is_conv()) return "the main operator is a GEMM (its rows are not checked apart yet)";
-  if (p.is_conv2d_chain()) return "a chain-form conv2d (sliced by image_slices instead)";
+  if (!p.is_conv()) return "the main operator is a GEMM, whose rows are not checked apart yet";
+  if (p.is_conv2d_chain()) return "a chain-form conv2d, sliced by image_slices instead";
   // The chain form of the other convs (stages empty: ops, a reduction over channels, ops with
   // per-channel parameters) keeps images apart: the loop below has nothing to refuse.
   std::vector<spec::Shape> value_shapes;

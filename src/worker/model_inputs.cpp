@@ -89,11 +89,11 @@ std::optional<std::string> why_no_model_reference(const spec::Problem& problem) 
                                       "output per draw; this problem's largest output has {}",
                                       kMaxReferenceValues, values);
   if (const auto apart = reference::why_images_not_independent(problem))
-    return why + ", and its images cannot be checked apart (" + *apart + ")";
+    return why + "; and its images cannot be checked apart: " + *apart;
   // One image alone past the limits: no block is small enough.
   const spec::Problem one = reference::sample_problem(problem, 1);
   if (!within_limits(one))
-    return why + fmt::format(", and one image alone has {:.3g} multiply-adds and {} values", main_macs(one),
+    return why + fmt::format("; and one image alone has {:.3g} multiply-adds and {} values", main_macs(one),
                              largest_output(one));
   return std::nullopt;
 }
