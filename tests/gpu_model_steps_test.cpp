@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include "protocol/protocol.hpp"
 #include "spec/canonical.hpp"
 #include "spec/parser.hpp"
+#include "spec/shape_rules.hpp"
 #include "tune/compile_all.hpp"
 #include "tune/tuner.hpp"
 #include "worker/model_inputs.hpp"
@@ -157,15 +159,41 @@ TEST_F(GpuModelSteps, APlantedShiftedStageFailsVerification) {
   }
 }
 
-// Past 2^27 output values (167M here) with images kept apart: each draw's reference covers a
-// block of images (model_inputs.hpp's model_sample_images), the floor and unfused.stages verify
-// against it, and a planted shift still fails (the block is compared, not skipped).
-constexpr const char* kSampled = "conv2d(n=40,c=4,h=256,w=256,k=64,r=3,pad=1,groups=2) | gelu | group_norm(8)";
+// Past 2^27 output values (201M here, 25M an image) with images kept apart: each draw's
+// reference covers a block of images (model_inputs.hpp's model_sample_images: one image here),
+// the floor and unfused.stages verify against it, and a planted shift still fails (the block is
+// compared, not skipped).
+constexpr const char* kSampled = "conv2d(n=8,c=4,h=512,w=512,k=96,r=3,pad=1,groups=2) | gelu | group_norm(8) | mul(2)";
 
 TEST_F(GpuModelSteps, PastTheValueLimitABlockOfImagesVerifies) {
-  ASSERT_GT(worker::model_sample_images(spec::parse(kSampled)), 0);
+  ASSERT_EQ(worker::model_sample_images(spec::parse(kSampled)), 1);
   expect_all_verify(kSampled, MathMode::tf32);
   expect_shift_fails(kSampled, MathMode::tf32);
+}
+
+// The unfused plan with its last kernel's element count cut by one image: the last image is never
+// written. Draw 0's block is the first image, so only the search of the whole output for the
+// verifier's sentinel can fail it -- and must.
+TEST_F(GpuModelSteps, PastTheValueLimitAnUnwrittenImageOutsideTheBlockFails) {
+  const spec::Problem p = spec::parse(kSampled);
+  codegen::Variant planted = codegen::generate_model_variants(p, limits_).at(0);
+  ASSERT_EQ(planted.candidate, codegen::Candidate::unfused);
+  planted.name = planted.design = "unfused.planted-unwritten";
+  codegen::KernelStep& last = planted.plan.back().kernel();
+  codegen::ValueArg* geom = nullptr;
+  for (auto& a : last.args)
+    if (auto* v = std::get_if<codegen::ValueArg>(&a); v && v->type == "ft_st_ew_geom") geom = v;
+  ASSERT_NE(geom, nullptr) << "the last stage (mul) is elementwise";
+  int64_t total = 0;  // StageEwGeom: rank, then total
+  std::memcpy(&total, geom->bytes.data() + 8, 8);
+  ASSERT_EQ(total, spec::elems(spec::out_shape(p)));
+  total -= total / p.conv.n;
+  std::memcpy(geom->bytes.data() + 8, &total, 8);
+  worker::Session session(setup(kSampled, MathMode::tf32));
+  const protocol::RunReply r = run(session, planted, MathMode::tf32);
+  EXPECT_EQ(r.status, Status::wrong_result) << r.reason;
+  EXPECT_NE(r.reason.find("unwritten"), std::string::npos) << r.reason;
+  std::cout << "  planted unwritten image: " << protocol::status_name(r.status) << ": " << r.reason << "\n";
 }
 
 // A problem past the float64 reference's limits (1e13 multiply-adds, 2^27 values) is refused by
