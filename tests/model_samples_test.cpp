@@ -5,12 +5,14 @@
 // apart -- so checking a block checks those images as the whole reference would; the constructs
 // that mix images (batch statistics, reductions, softmax or a layer norm over the batch) are
 // refused, with the stage named; each draw's block is inside the batch, the first draw's first,
-// the second's last, the third's over output element 2^31 when the output passes it.
+// the second's last, the third's over output element 2^31 when the output passes it. An "image" is
+// a conv's image, a linear's row, a batched matmul's batch.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "reference/model_bounds.hpp"
 #include "reference/model_data.hpp"
 #include "reference/model_samples.hpp"
@@ -28,7 +30,7 @@ void expect_rows_equal(const std::string& text, const ImageSlice& sl) {
   const BoundedReference whole = model_reference_with_bounds(p, data);
   const spec::Problem sp = sample_problem(p, sl.images);
   const BoundedReference part = model_reference_with_bounds(sp, sample_data(p, data, sl));
-  const size_t per = whole.values.size() / size_t(p.conv.n);
+  const size_t per = whole.values.size() / size_t(sample_batch(p));
   ASSERT_EQ(part.values.size(), per * size_t(sl.images));
   for (size_t i = 0; i < part.values.size(); ++i) {
     const size_t j = per * size_t(sl.first) + i;
@@ -47,9 +49,14 @@ TEST(ModelSamples, ABlocksReferenceIsThoseImagesRowsOfTheWhole) {
            "conv2d(n=3,c=4,h=8,w=8,k=6,r=3) | instance_norm | layer_norm(2) | reduce_sum(1,2,3,keepdim=false)",
            "conv_transpose3d(n=3,c=2,d=3,h=3,w=3,k=4,r=3,stride=2,pad=1,out_pad=1) | max_pool3d(2) | "
            "adaptive_avg_pool3d(1) | clamp(0,1)",
+           // GEMMs: a linear's rows; a batched matmul's batch (both operands sliced)
+           "linear(m=6,k=9,n=10,bias=true) | add(input1) | softmax(1) | mul(2)",
+           "matmul(batch=4,m=5,k=7,n=6) | layer_norm(1) | reduce_max(2)",
+           "matmul(batch=3,m=5,k=7,n=6,trans_a=true,trans_b=true) | gelu",
        }) {
-    const int64_t n = spec::parse(text).conv.n;
-    expect_rows_equal(text, {0, 1});
+    const spec::Problem p = spec::parse(text);
+    const int64_t n = sample_batch(p), least = least_sample(p);
+    expect_rows_equal(text, {0, least});
     expect_rows_equal(text, {n - 2, 2});
     expect_rows_equal(text, {1, n - 1});
   }
@@ -71,7 +78,8 @@ TEST(ModelSamples, WhatMixesImagesIsRefusedWithItsStage) {
             std::string::npos);
   EXPECT_NE(why("conv2d(n=4,c=2,h=6,w=6,k=3,r=3) | layer_norm(4)").find("layer norm"), std::string::npos);
   EXPECT_NE(why("conv2d(n=4,c=2,h=6,w=6,k=3,r=3) | softmax(0)").find("batch dim"), std::string::npos);
-  EXPECT_NE(why("linear(m=4,k=8,n=2) | relu").find("GEMM"), std::string::npos);
+  EXPECT_NE(why("linear(m=4,k=8,n=2) | softmax(0)").find("stage 1"), std::string::npos);
+  EXPECT_NE(why("matmul(m=4,k=8,n=2,trans_a=true) | relu").find("not contiguous"), std::string::npos);
   EXPECT_NE(why("conv2d(n=4,c=2,h=6,w=6,k=3,r=3) | relu").find("chain-form"), std::string::npos);
 }
 
@@ -90,6 +98,17 @@ TEST(ModelSamples, EachDrawsBlockIsInsideTheBatch) {
     EXPECT_GE(t.first, 0);
     EXPECT_LE(t.first + 3, 10);
   }
+}
+
+// A batched matmul keeps at least two of its batch: with one, its output would lose the batch dim
+// and every stage's dims would mean another dim.
+TEST(ModelSamples, ABatchedMatmulsSampleKeepsTwoOfItsBatch) {
+  const spec::Problem mm = spec::parse("matmul(batch=64,m=512,k=64,n=4096) | relu");
+  EXPECT_EQ(least_sample(mm), 2);
+  EXPECT_EQ(sample_images(mm, 1), 2);
+  EXPECT_THROW((void)sample_problem(mm, 1), Error);
+  EXPECT_EQ(sample_problem(mm, 2).main_shape(), (spec::Shape{2, 512, 4096}));
+  EXPECT_EQ(least_sample(spec::parse("linear(m=64,k=8,n=2) | relu")), 1);
 }
 
 TEST(ModelSamples, TheBlockFitsTheValueBudget) {

@@ -20,8 +20,14 @@ bool batched_input(const spec::Problem& p, size_t i, size_t value_rank) {
 
 }  // namespace
 
+int64_t sample_batch(const spec::Problem& p) {
+  if (p.is_conv()) return p.conv.n;
+  return p.gemm.batch > 1 ? p.gemm.batch : p.gemm.m;
+}
+
 std::optional<std::string> why_images_not_independent(const spec::Problem& p) {
-  if (!p.is_conv()) return "the main operator is a GEMM, whose rows are not checked apart yet";
+  if (p.main == spec::MainKind::matmul && p.gemm.batch == 1 && p.gemm.trans_a)
+    return "a transposed single-batch matmul's rows are not contiguous in its input";
   if (p.is_conv2d_chain()) return "a chain-form conv2d, sliced by image_slices instead";
   // The chain form of the other convs (stages empty: ops, a reduction over channels, ops with
   // per-channel parameters) keeps images apart: the loop below has nothing to refuse.
@@ -57,34 +63,50 @@ std::optional<std::string> why_images_not_independent(const spec::Problem& p) {
       case spec::StageKind::name: break;
     }
   }
-  if (shapes.back().empty() || shapes.back()[0] != p.conv.n) return "the output's dim 0 is not the batch";
+  if (shapes.back().empty() || shapes.back()[0] != sample_batch(p)) return "the output's dim 0 is not the batch";
   return std::nullopt;
 }
 
+int64_t least_sample(const spec::Problem& p) { return !p.is_conv() && p.gemm.batch > 1 ? 2 : 1; }
+
 spec::Problem sample_problem(const spec::Problem& p, int64_t images) {
-  if (images < 1 || images > p.conv.n)
-    throw Error(ExitCode::failure, fmt::format("sample_problem: {} images of {}", images, p.conv.n));
+  if (images < least_sample(p) || images > sample_batch(p))
+    throw Error(ExitCode::failure, fmt::format("sample_problem: {} images of {}", images, sample_batch(p)));
   const size_t rank = p.main_shape().size();
   spec::Problem s = p;
-  s.conv.n = images;
+  if (p.is_conv()) {
+    s.conv.n = images;
+  } else if (p.gemm.batch > 1) {
+    s.gemm.batch = images;
+  } else {
+    s.gemm.m = images;
+  }
   for (size_t i = 0; i < s.input_shapes.size(); ++i)
     if (batched_input(p, i, rank)) s.input_shapes[i][0] = images;
   return s;
 }
 
+SampleOffsets sample_offsets(const spec::Problem& p, const ImageSlice& sl) {
+  const ModelSizes sizes = model_sizes(p);
+  const int64_t n = sample_batch(p);
+  // A matmul's batch slices both operands; a linear's rows only its input.
+  const bool batched_weight = !p.is_conv() && p.gemm.batch > 1;
+  return {sizes.input / n * sl.first, batched_weight ? sizes.weight / n * sl.first : 0};
+}
+
 ModelData sample_data(const spec::Problem& p, const ModelData& data, const ImageSlice& sl) {
   check_model_data(p, data);
-  if (sl.first < 0 || sl.images < 1 || sl.first + sl.images > p.conv.n)
-    throw Error(ExitCode::failure, fmt::format("sample_data: images [{}, {}) of {}", sl.first, sl.first + sl.images,
-                                               p.conv.n));
+  const int64_t n = sample_batch(p);
+  if (sl.first < 0 || sl.images < 1 || sl.first + sl.images > n)
+    throw Error(ExitCode::failure, fmt::format("sample_data: images [{}, {}) of {}", sl.first, sl.first + sl.images, n));
   const auto rows = [&](const std::vector<float>& t) {
-    const size_t per = t.size() / size_t(p.conv.n);
+    const size_t per = t.size() / size_t(n);
     return std::vector<float>(t.begin() + std::ptrdiff_t(per * size_t(sl.first)),
                               t.begin() + std::ptrdiff_t(per * size_t(sl.first + sl.images)));
   };
   ModelData s;
   s.input = rows(data.input);
-  s.weight = data.weight;
+  s.weight = !p.is_conv() && p.gemm.batch > 1 ? rows(data.weight) : data.weight;
   s.bias = data.bias;
   s.params = data.params;
   const size_t rank = p.main_shape().size();
@@ -111,8 +133,9 @@ ImageSlice sampled_block(int64_t n, int64_t images, int64_t out_per_image, int d
 
 int64_t sample_images(const spec::Problem& p, int64_t max_values) {
   const int64_t values = std::max(p.main_out_elems(), spec::elems(spec::out_shape(p)));
-  const int64_t per_image = std::max<int64_t>(1, values / p.conv.n);
-  return std::clamp<int64_t>(max_values / per_image, 1, p.conv.n);
+  const int64_t n = sample_batch(p);
+  const int64_t per_image = std::max<int64_t>(1, values / n);
+  return std::clamp<int64_t>(max_values / per_image, least_sample(p), n);
 }
 
 }  // namespace fusetune::reference

@@ -59,13 +59,13 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
       if (images == 0) {
         a = model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s));
       } else {
-        const int64_t out_per_image = spec::elems(spec::out_shape(problem)) / problem.conv.n;
-        dr.sample = reference::sampled_block(problem.conv.n, images, out_per_image, d);
-        const CUdeviceptr x =
-            dr.model->input() + 4 * CUdeviceptr(dr.sample->first) * CUdeviceptr(problem.conv.input_elems() / problem.conv.n);
+        const int64_t n = reference::sample_batch(problem);
+        dr.sample = reference::sampled_block(n, images, spec::elems(spec::out_shape(problem)) / n, d);
+        const reference::SampleOffsets at = reference::sample_offsets(problem, *dr.sample);
         a = model_answers(reference::sample_problem(problem, images),
                           reference::sample_data(problem, dr.model->host(), *dr.sample),
-                          ref.main_terms(x, dr.model->weight(), s));
+                          ref.main_terms(dr.model->input() + 4 * CUdeviceptr(at.input),
+                                         dr.model->weight() + 4 * CUdeviceptr(at.weight), s));
       }
       dr.var_scale = a.var_scale;
       dr.answer.emplace();

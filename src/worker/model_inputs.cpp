@@ -66,10 +66,11 @@ bool within_limits(const spec::Problem& p) {
 
 int64_t model_sample_images(const spec::Problem& problem) {
   if (within_limits(problem) || reference::why_images_not_independent(problem)) return 0;
-  const double macs_per_image = main_macs(problem) / double(problem.conv.n);
+  const int64_t n = reference::sample_batch(problem);
+  const double macs_per_image = main_macs(problem) / double(n);
   const auto by_macs = int64_t(kMaxReferenceMacs / std::max(1.0, macs_per_image));
-  return std::clamp<int64_t>(std::min(reference::sample_images(problem, kMaxSampleValues), by_macs), 1,
-                             problem.conv.n);
+  return std::clamp<int64_t>(std::min(reference::sample_images(problem, kMaxSampleValues), by_macs),
+                             reference::least_sample(problem), n);
 }
 
 spec::Problem model_reference_problem(const spec::Problem& problem) {
@@ -91,9 +92,9 @@ std::optional<std::string> why_no_model_reference(const spec::Problem& problem) 
   if (const auto apart = reference::why_images_not_independent(problem))
     return why + "; and its images cannot be checked apart: " + *apart;
   // One image alone past the limits: no block is small enough.
-  const spec::Problem one = reference::sample_problem(problem, 1);
+  const spec::Problem one = reference::sample_problem(problem, reference::least_sample(problem));
   if (!within_limits(one))
-    return why + fmt::format("; and one image alone has {:.3g} multiply-adds and {} values", main_macs(one),
+    return why + fmt::format("; and its smallest block of images alone has {:.3g} multiply-adds and {} values", main_macs(one),
                              largest_output(one));
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "reference/bounds.hpp"
+#include "reference/model_samples.hpp"
 #include "spec/shape_rules.hpp"
 #include "worker/buffer_pool.hpp"
 
@@ -42,7 +43,7 @@ reference::GpuErrorStats ReferenceCheck::compare(int d, Answer which, CUdevicept
 reference::GpuErrorStats ReferenceCheck::compare_sample(const Draw& draw, Answer which, CUdeviceptr out) {
   const bool main = which == Answer::conv;
   const auto total = uint64_t(main ? problem_.main_out_elems() : spec::elems(spec::out_shape(problem_)));
-  const uint64_t first = uint64_t(draw.sample->first) * (total / uint64_t(problem_.conv.n));
+  const uint64_t first = uint64_t(draw.sample->first) * (total / uint64_t(reference::sample_batch(problem_)));
   const reference::RefArrays& answer = main ? *draw.answer->conv : draw.answer->output;
   // The block against its float64 answer (the output's rows from image `first` on)...
   reference::GpuErrorStats st = whole_.compare(out + 4 * first, false, answer, stream_);

@@ -15,6 +15,7 @@
 #include "gpu/cudnn_check.hpp"
 #include "gpu/driver_api.hpp"
 #include "gpu/event.hpp"
+#include "reference/model_samples.hpp"
 #include "spec/parser.hpp"
 #include "spec/shape_rules.hpp"
 #include "worker/context_lost.hpp"
@@ -93,10 +94,10 @@ Session::Session(const protocol::SetupRequest& setup)
   }
   if (!problem_.is_conv2d_chain())
     if (const int64_t images = model_sample_images(problem_); images > 0)
-      setup_note_ = fmt::format("verification on a block of {} of the {} images per draw (the first, the last, then "
-                                "across the batch): the whole problem is past the float64 reference's limits; every "
-                                "element of the output is checked for being written",
-                                images, problem_.conv.n);
+      setup_note_ = fmt::format("verification on a block of {} of the {} images (or rows) per draw (the first, the "
+                                "last, then across the batch): the whole problem is past the float64 reference's "
+                                "limits; every element of the output is checked for being written",
+                                images, reference::sample_batch(problem_));
   info_.draws_s = std::chrono::duration<double>(Clock::now() - t_draws).count();
   // Working sets below twice the L2 would be served from cache on repeat: scrub it first.
   const double working_set =
