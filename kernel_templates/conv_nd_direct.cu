@@ -9,33 +9,8 @@
 // the spec allows; the candidate's label says which conv ran, so its times are never taken for
 // cuDNN's. Exact fp32 products (no TF32), so it meets the fp32 rule as well as tf32's.
 //
-// The shape comes as FT_MA_* #defines (src/reference/main_terms_source.cpp renders them); the
-// defaults below only let the template compile alone.
-#ifndef FT_MA_N
-#define FT_MA_N 1LL
-#define FT_MA_C 4LL
-#define FT_MA_D 1LL
-#define FT_MA_H 8LL
-#define FT_MA_W 8LL
-#define FT_MA_K 4LL
-#define FT_MA_T 1LL
-#define FT_MA_R 3LL
-#define FT_MA_S 3LL
-#define FT_MA_O 1LL
-#define FT_MA_P 6LL
-#define FT_MA_Q 6LL
-#define FT_MA_STRIDE_D 1LL
-#define FT_MA_STRIDE_H 1LL
-#define FT_MA_STRIDE_W 1LL
-#define FT_MA_PAD_D 0LL
-#define FT_MA_PAD_H 0LL
-#define FT_MA_PAD_W 0LL
-#define FT_MA_DIL_D 1LL
-#define FT_MA_DIL_H 1LL
-#define FT_MA_DIL_W 1LL
-#define FT_MA_GROUPS 1LL
-#define FT_MA_TRANSPOSED 0
-#endif
+// The shape comes as FT_MA_* #defines (src/reference/main_terms_source.cpp renders them, with
+// ft_conv_taps.cuh after them); alone, the template takes the header's default shape.
 #ifndef FT_CONV_TAPS_CUH
 #include "ft_conv_taps.cuh"  // rendered sources have it pasted in after the #defines
 #endif

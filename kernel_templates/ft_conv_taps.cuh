@@ -11,6 +11,32 @@
 #ifndef FT_CONV_TAPS_CUH
 #define FT_CONV_TAPS_CUH
 
+#ifndef FT_MA_N  // only so that a template including this header compiles alone
+#define FT_MA_N 1LL
+#define FT_MA_C 4LL
+#define FT_MA_D 1LL
+#define FT_MA_H 8LL
+#define FT_MA_W 8LL
+#define FT_MA_K 4LL
+#define FT_MA_T 1LL
+#define FT_MA_R 3LL
+#define FT_MA_S 3LL
+#define FT_MA_O 1LL
+#define FT_MA_P 6LL
+#define FT_MA_Q 6LL
+#define FT_MA_STRIDE_D 1LL
+#define FT_MA_STRIDE_H 1LL
+#define FT_MA_STRIDE_W 1LL
+#define FT_MA_PAD_D 0LL
+#define FT_MA_PAD_H 0LL
+#define FT_MA_PAD_W 0LL
+#define FT_MA_DIL_D 1LL
+#define FT_MA_DIL_H 1LL
+#define FT_MA_DIL_W 1LL
+#define FT_MA_GROUPS 1LL
+#define FT_MA_TRANSPOSED 0
+#endif
+
 // Input index along one dim read by output `out` through tap `tap`, or -1 outside the input:
 // model_main.cpp's source(). Forward: in = out*stride - pad + tap*dil. Transposed:
 // in = (out + pad - tap*dil) / stride where that divides.

@@ -24,31 +24,8 @@
 // 2^31). Output arrays hold the chunk: element i is output first + i (conv) or row0 * N + i (gemm).
 #define FT_MA_KIND_CONV 0
 #define FT_MA_KIND_GEMM 1
-#ifndef FT_MA_KIND
+#ifndef FT_MA_KIND  // alone: a conv (ft_conv_taps.cuh has its shape), the GEMM's too
 #define FT_MA_KIND FT_MA_KIND_CONV
-#define FT_MA_N 1LL
-#define FT_MA_C 4LL
-#define FT_MA_D 1LL
-#define FT_MA_H 8LL
-#define FT_MA_W 8LL
-#define FT_MA_K 4LL
-#define FT_MA_T 1LL
-#define FT_MA_R 3LL
-#define FT_MA_S 3LL
-#define FT_MA_O 1LL
-#define FT_MA_P 6LL
-#define FT_MA_Q 6LL
-#define FT_MA_STRIDE_D 1LL
-#define FT_MA_STRIDE_H 1LL
-#define FT_MA_STRIDE_W 1LL
-#define FT_MA_PAD_D 0LL
-#define FT_MA_PAD_H 0LL
-#define FT_MA_PAD_W 0LL
-#define FT_MA_DIL_D 1LL
-#define FT_MA_DIL_H 1LL
-#define FT_MA_DIL_W 1LL
-#define FT_MA_GROUPS 1LL
-#define FT_MA_TRANSPOSED 0
 #define FT_MA_BATCH 1LL
 #define FT_MA_GM 16LL
 #define FT_MA_GK 16LL
