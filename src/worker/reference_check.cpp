@@ -48,12 +48,14 @@ reference::GpuErrorStats ReferenceCheck::compare_sample(const Draw& draw, Answer
   // The block against its float64 answer (the output's rows from image `first` on)...
   reference::GpuErrorStats st = whole_.compare(out + 4 * first, false, answer, stream_);
   if (st.first_bad != reference::GpuErrorStats::kNone) st.first_bad += first;
-  // ...and every element of the whole output written: the verifier poisoned it with the sentinel
+  // ...and every element outside it written: the verifier poisoned the output with the sentinel
   // before the run, so an element that still holds it was never written (a legitimate NaN output
   // of exactly that bit pattern would be counted too; the sentinel's payload makes that unlikely).
-  const uint64_t unwritten = total - whole_.check_u32(out, total, kSentinelWord, stream_);
-  st.nonfinite += unwritten;
-  st.mismatches += unwritten;
+  // The block's own were counted by its comparison (NaN where the reference is finite).
+  const auto unwritten = [&](CUdeviceptr at, uint64_t n) { return n - whole_.check_u32(at, n, kSentinelWord, stream_); };
+  const uint64_t outside = unwritten(out, total) - unwritten(out + 4 * first, answer.count);
+  st.nonfinite += outside;
+  st.mismatches += outside;
   return st;
 }
 
