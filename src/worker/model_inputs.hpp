@@ -37,8 +37,10 @@ namespace fusetune::worker {
 // term is five double operations (the product, y, |t| into A, t^2 into B); an H100 does about
 // 1.5e13 of those a second, so the GEMM kernel (operands from shared memory) is bounded near
 // 3e12 terms/s and the direct conv (operands from L1) is estimated at 5e11: 1e13 is seconds to
-// some 20 s per draw (estimated, not measured yet). A session draws two, and `tune` waits 900 s
-// for a worker's setup.
+// some 20 s per draw. Measured (call 127, H100, bench/reference/main_terms_rate.cpp): a GEMM's
+// terms at 3.9e11 multiply-adds/s (1e13: about 26 s a draw); a conv's bound by the 32 bytes an
+// output copied to the host, about 1.3 s per 2^26 outputs. A session draws three, and `tune`
+// waits 900 s for a worker's setup.
 inline constexpr double kMaxReferenceMacs = 1e13;
 // The most values of the main output or the problem's output the CPU stages hold per draw: each
 // value is carried with its bound and variance (24 bytes) through every stage, and each stage
