@@ -165,7 +165,7 @@ TEST_F(Sweep, BadInputIsRefusedBeforeAnyGpuWork) {
 
   // A valid version-2 line no candidate takes yet: named by its line, before the database or GPU.
   // A version-2 problem past the float64 reference's limit (worker::why_no_model_reference).
-  write("v2.txt", "conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | relu\nlinear(m=65536,k=65536,n=4096) | softmax(1)\n");
+  write("v2.txt", "conv2d(n=1,c=4,h=9,w=7,k=3,r=3) | relu\nlinear(m=65536,k=65536,n=4096) | softmax(0)\n");
   r = run("tune --spec-file " + path("v2.txt") + " --db " + path("t.db"));
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("v2.txt:2: the float64 reference (on the GPU) is limited to 1e+13 multiply-adds"),

@@ -1,6 +1,7 @@
 // fusetune's fallback conv (worker/conv_nd_direct.hpp), the main-operator step where cuDNN's
 // graph API builds nothing, against the CPU reference's float64 terms for every conv kind, with
-// and without a bias: each output within fp32 accumulation's bound, (n + 2) * 2^-24 * sum |terms|
+// and without a bias, and with the bias added after by its bias kernel (what runs after cuDNN's
+// conv alone where cuDNN refuses the bias in the graph): each output within fp32 accumulation's bound, (n + 2) * 2^-24 * sum |terms|
 // (+ the bias's rounding), on fresh random data with the output poisoned (NaN) before the run.
 // The call-123 shape (a transposed 3-D conv cuDNN refused) is among them. Skips without a GPU.
 //
@@ -25,8 +26,9 @@ namespace {
 
 class GpuConvNdDirect : public testing::GpuFixture<> {
  protected:
-  void expect_matches_cpu(const std::string& text, bool with_bias) {
-    SCOPED_TRACE(text + (with_bias ? " with bias" : " without bias"));
+  // bias_after: the conv without its bias, then add_bias (what runs after cuDNN's conv alone).
+  void expect_matches_cpu(const std::string& text, bool with_bias, bool bias_after = false) {
+    SCOPED_TRACE(text + (with_bias ? (bias_after ? " with the bias added after" : " with bias") : " without bias"));
     const spec::Problem p = spec::parse(text);
     const reference::ModelData data = reference::draw_model_data(p, 29);
     const reference::detail::MainTerms cpu = reference::detail::main_terms(p, data);
@@ -42,7 +44,8 @@ class GpuConvNdDirect : public testing::GpuFixture<> {
     y.copy_from_host(out.data(), out.size() * 4);
 
     const ConvNdDirect conv(p, arch_);
-    conv.run(ConvNdBuffers{x.ptr(), w.ptr(), with_bias ? b.ptr() : 0, y.ptr()}, stream());
+    conv.run(ConvNdBuffers{x.ptr(), w.ptr(), with_bias && !bias_after ? b.ptr() : 0, y.ptr()}, stream());
+    if (bias_after) conv.add_bias(y.ptr(), b.ptr(), stream());
     y.copy_to_host(out.data(), out.size() * 4, 0, stream());
 
     size_t bad = 0;
@@ -69,6 +72,7 @@ TEST_F(GpuConvNdDirect, EveryConvKindEqualsTheCpuWithinFp32) {
        }) {
     expect_matches_cpu(spec, false);
     expect_matches_cpu(spec, true);
+    expect_matches_cpu(spec, true, true);
   }
 }
 

@@ -31,11 +31,21 @@ std::string render_conv_nd_direct_source(const spec::Problem& problem) {
 }
 
 ConvNdDirect::ConvNdDirect(const spec::Problem& problem, const std::string& arch)
-    : outputs_(problem.main_out_elems()), module_(image(compile(problem, arch))), kernel_(module_.function(kConvNdDirectKernel)) {}
+    : outputs_(problem.main_out_elems()),
+      module_(image(compile(problem, arch))),
+      kernel_(module_.function(kConvNdDirectKernel)),
+      add_bias_(module_.function(kConvNdAddBiasKernel)) {}
 
 void ConvNdDirect::run(const ConvNdBuffers& b, CUstream stream) const {
-  const uint64_t blocks = std::clamp<uint64_t>((uint64_t(outputs_) + kThreads - 1) / kThreads, 1, kMaxBlocks);
-  gpu::launch_kernel(kernel_, {uint32_t(blocks), 1, 1}, {kThreads, 1, 1}, 0, stream, b.x, b.w, b.bias, b.y);
+  gpu::launch_kernel(kernel_, grid(), {kThreads, 1, 1}, 0, stream, b.x, b.w, b.bias, b.y);
+}
+
+void ConvNdDirect::add_bias(CUdeviceptr y, CUdeviceptr bias, CUstream stream) const {
+  gpu::launch_kernel(add_bias_, grid(), {kThreads, 1, 1}, 0, stream, y, bias);
+}
+
+gpu::Dim3 ConvNdDirect::grid() const {
+  return {uint32_t(std::clamp<uint64_t>((uint64_t(outputs_) + kThreads - 1) / kThreads, 1, kMaxBlocks)), 1, 1};
 }
 
 }  // namespace fusetune::worker

@@ -7,8 +7,10 @@
 // the unfused and floor candidates alike, and a chain (v1) session never creates any of it.
 //
 // Which implementation runs: cuBLASLt's heuristic's first algorithm; cuDNN's first engine
-// configuration, in the heuristics' order, whose plan builds, or, where cuDNN's graph offers or
-// builds none for a channels-first conv, fusetune's own fp32 conv (worker/conv_nd_direct.hpp). A step has no field to choose
+// configuration, in the heuristics' order, whose plan builds; for a channels-first conv where
+// cuDNN refuses the bias in the graph (every transposed conv), its conv alone and fusetune's bias
+// kernel after it; where it builds nothing even so, fusetune's own fp32 conv
+// (worker/conv_nd_direct.hpp). A step has no field to choose
 // another yet; when one comes it is a key here (gpu::CublasLtAlgoKey, codegen::EngineKey).
 #include <cuda.h>
 
@@ -46,8 +48,8 @@ class MainOpSteps {
   void gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias, CUdeviceptr out);
   void conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& buffers);
 
-  // What ran for the step ("cublaslt id=...", "cuDNN graph eng...", "fusetune direct conv (...)"),
-  // once it has run; nullopt before.
+  // What ran for the step ("cublaslt id=...", "cuDNN graph eng...", "cuDNN graph eng... + fusetune
+  // bias add (...)", "fusetune direct conv (...)"), once it has run; nullopt before.
   [[nodiscard]] std::optional<std::string> label(const codegen::GemmStep& step) const;
   [[nodiscard]] std::optional<std::string> label(const codegen::ConvNdStep& step) const;
 
@@ -61,7 +63,7 @@ class MainOpSteps {
   using ConvKey = std::tuple<spec::MainKind, spec::Layout, bool>;  // kind, layout, bias
   Gemm& gemm_plan(const codegen::GemmStep& step);
   Conv& conv_graph(const codegen::ConvNdStep& step);
-  std::unique_ptr<Conv> cudnn_conv(const codegen::ConvNdStep& step);
+  std::unique_ptr<Conv> cudnn_conv(const codegen::ConvNdStep& step, bool bias);
 
   gpu::CudnnHandle& cudnn_;
   spec::Problem problem_;
