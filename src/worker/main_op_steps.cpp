@@ -100,10 +100,11 @@ MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
   // as a kernel of ours, as PyTorch adds it.
   if (bias) {
     try {
-      slot = cudnn_conv(step, false);
-      slot->direct = std::make_unique<ConvNdDirect>(problem_, arch_);
-      slot->bias_after = true;
-      slot->refused = refused;
+      std::unique_ptr<Conv> alone = cudnn_conv(step, false);
+      alone->direct = std::make_unique<ConvNdDirect>(problem_, arch_);  // before the slot is filled
+      alone->bias_after = true;
+      alone->refused = refused;
+      slot = std::move(alone);
       return *slot;
     } catch (const GraphRefused& r) {
       refused += std::string("; without the bias: ") + r.what();
