@@ -21,8 +21,6 @@
 
 #define FT_DIRECT_THREADS 256
 
-// y[i] = sum of w * x over output i's terms (+ bias[k] when bias is not null), for every output
-// of (N, K, O, P, Q); a grid-stride loop, so any grid covers them all.
 // y[i] += bias[k] for every output i of (N, K, O, P, Q), k its channel; grid-stride.
 extern "C" __global__ void __launch_bounds__(FT_DIRECT_THREADS)
     ft_conv_nd_add_bias(float* __restrict__ y, const float* __restrict__ bias) {
@@ -35,6 +33,8 @@ extern "C" __global__ void __launch_bounds__(FT_DIRECT_THREADS)
   }
 }
 
+// y[i] = sum of w * x over output i's terms (+ bias[k] when bias is not null), for every output
+// of (N, K, O, P, Q); a grid-stride loop, so any grid covers them all.
 extern "C" __global__ void __launch_bounds__(FT_DIRECT_THREADS)
     ft_conv_nd_direct(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                       float* __restrict__ y) {

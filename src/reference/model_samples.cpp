@@ -20,6 +20,8 @@ bool batched_input(const spec::Problem& p, size_t i, size_t value_rank) {
 
 }  // namespace
 
+int64_t largest_output(const spec::Problem& p) { return std::max(p.main_out_elems(), spec::elems(spec::out_shape(p))); }
+
 int64_t sample_batch(const spec::Problem& p) {
   if (p.is_conv()) return p.conv.n;
   return p.gemm.batch > 1 ? p.gemm.batch : p.gemm.m;
@@ -132,9 +134,8 @@ ImageSlice sampled_block(int64_t n, int64_t images, int64_t out_per_image, int d
 }
 
 int64_t sample_images(const spec::Problem& p, int64_t max_values) {
-  const int64_t values = std::max(p.main_out_elems(), spec::elems(spec::out_shape(p)));
   const int64_t n = sample_batch(p);
-  const int64_t per_image = std::max<int64_t>(1, values / n);
+  const int64_t per_image = std::max<int64_t>(1, largest_output(p) / n);
   return std::clamp<int64_t>(max_values / per_image, least_sample(p), n);
 }
 

@@ -21,6 +21,10 @@
 
 namespace fusetune::reference {
 
+// The larger of the main operator's output and the problem's output, in values: what the float64
+// reference's stages hold per draw (worker/model_inputs.hpp limits it).
+[[nodiscard]] int64_t largest_output(const spec::Problem& p);
+
 // What an "image" is, the outermost dim of the main output: a conv's n; a batched matmul's
 // batch; a linear's (or single-batch matmul's) rows, M. How many there are.
 [[nodiscard]] int64_t sample_batch(const spec::Problem& p);
@@ -35,8 +39,9 @@ namespace fusetune::reference {
 // batch dim and the stages' dims would shift), else 1.
 [[nodiscard]] int64_t least_sample(const spec::Problem& p);
 
-// The problem on `images` images (n, batch or M = images; at least least_sample(p)), and every extra input whose dim 0 is
-// the batch sliced with it. Requires why_images_not_independent(p) == nullopt.
+// The problem on `images` images (n, batch or M = images; at least least_sample(p)), and every
+// extra input whose dim 0 is the batch sliced with it. Requires why_images_not_independent(p) ==
+// nullopt.
 [[nodiscard]] spec::Problem sample_problem(const spec::Problem& p, int64_t images);
 
 // Where images [s.first, ...) start in the main operator's input and weight, in elements (the

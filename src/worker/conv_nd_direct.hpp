@@ -3,8 +3,9 @@
 // cuDNN's graph API falls short (worker/main_op_steps.hpp): the bias added after cuDNN's conv
 // alone (cuDNN refuses transposed convs with the bias in the graph), and the whole fp32 conv where
 // cuDNN builds no configuration at all -- without it such a problem has no floor and no unfused
-// candidate. One NVRTC compile per problem and worker, kept; channels-first tensors only (the graph's nhwc convs have no fallback:
-// version-2 channels-last problems are refused before a worker starts, docs/commands.md).
+// candidate. One NVRTC compile per problem and worker, kept; channels-first tensors only (the
+// graph's nhwc convs have no fallback: version-2 channels-last problems are refused before a
+// worker starts, docs/commands.md).
 #include <cuda.h>
 
 #include <string>

@@ -16,13 +16,12 @@ struct MainOpSteps::Gemm {
 };
 
 // cuDNN's graph and the configuration that runs (built, prepare'd, already); where cuDNN refused
-// the bias in the graph, its graph of the conv alone and fusetune's bias kernel after it
-// (`bias_after`); where it built nothing at all, fusetune's own conv. `refused`: cuDNN's reason.
+// the bias in the graph, its graph of the conv alone and fusetune's bias kernel after it (both
+// set); where it built nothing at all, fusetune's own conv (no graph). `refused`: cuDNN's reason.
 struct MainOpSteps::Conv {
   std::unique_ptr<ConvNdGraph> graph;
   GraphEngine engine;
-  std::unique_ptr<ConvNdDirect> direct;  // the whole conv (no graph), or the bias kernel
-  bool bias_after = false;
+  std::unique_ptr<ConvNdDirect> direct;  // with a graph: its bias kernel; without: the whole conv
   std::string refused;
 };
 
@@ -102,7 +101,6 @@ MainOpSteps::Conv& MainOpSteps::conv_graph(const codegen::ConvNdStep& step) {
     try {
       std::unique_ptr<Conv> alone = cudnn_conv(step, false);
       alone->direct = std::make_unique<ConvNdDirect>(problem_, arch_);  // before the slot is filled
-      alone->bias_after = true;
       alone->refused = refused;
       slot = std::move(alone);
       return *slot;
@@ -135,7 +133,7 @@ void MainOpSteps::conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& 
     c.graph->execute(c.engine.key, buffers, ws, ws_bytes);
   }
   // the graph of the conv alone does not read the bias (ConvNdGraph packs it only with desc.bias)
-  if (c.bias_after) c.direct->add_bias(buffers.y, buffers.bias, stream_);
+  if (c.direct) c.direct->add_bias(buffers.y, buffers.bias, stream_);
 }
 
 std::optional<std::string> MainOpSteps::label(const codegen::GemmStep& step) const {
@@ -148,7 +146,8 @@ std::optional<std::string> MainOpSteps::label(const codegen::ConvNdStep& step) c
   const auto it = convs_.find(ConvKey{step.main, step.layout, step.bias.has_value()});
   if (it == convs_.end()) return std::nullopt;
   const Conv& c = *it->second;
-  if (c.bias_after) return "cuDNN graph " + c.engine.name + " + fusetune bias add (cuDNN refused the bias in the graph)";
+  if (c.graph && c.direct)
+    return "cuDNN graph " + c.engine.name + " + fusetune bias add (cuDNN refused the bias in the graph)";
   if (c.direct) return "fusetune direct conv (fp32; cuDNN's graph: " + c.refused.substr(0, 200) + ")";
   return "cuDNN graph " + c.engine.name;
 }

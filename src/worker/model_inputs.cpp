@@ -56,10 +56,8 @@ namespace {
 
 double main_macs(const spec::Problem& p) { return (p.is_conv() ? p.conv.flops() : p.gemm.flops()) / 2.0; }
 
-int64_t largest_output(const spec::Problem& p) { return std::max(p.main_out_elems(), spec::elems(spec::out_shape(p))); }
-
 bool within_limits(const spec::Problem& p) {
-  return main_macs(p) <= kMaxReferenceMacs && largest_output(p) <= kMaxReferenceValues;
+  return main_macs(p) <= kMaxReferenceMacs && reference::largest_output(p) <= kMaxReferenceValues;
 }
 
 }  // namespace
@@ -81,7 +79,7 @@ spec::Problem model_reference_problem(const spec::Problem& problem) {
 std::optional<std::string> why_no_model_reference(const spec::Problem& problem) {
   if (within_limits(problem)) return std::nullopt;
   const double macs = main_macs(problem);
-  const int64_t values = largest_output(problem);
+  const int64_t values = reference::largest_output(problem);
   std::string why = macs > kMaxReferenceMacs
                         ? fmt::format("the float64 reference (on the GPU) is limited to {:.3g} multiply-adds of the "
                                       "main operator per draw; this problem's take {:.3g}",
@@ -95,7 +93,7 @@ std::optional<std::string> why_no_model_reference(const spec::Problem& problem) 
   const spec::Problem one = reference::sample_problem(problem, reference::least_sample(problem));
   if (!within_limits(one))
     return why + fmt::format("; and its smallest block of images alone has {:.3g} multiply-adds and {} values", main_macs(one),
-                             largest_output(one));
+                             reference::largest_output(one));
   return std::nullopt;
 }
 

@@ -65,12 +65,12 @@ inline constexpr int64_t kMaxSampleValues = int64_t(1) << 25;
 [[nodiscard]] std::optional<std::string> why_no_model_reference(const spec::Problem& problem);
 
 // Images of a version-2 problem each draw's float64 reference covers: 0 when the whole problem is
-// within the limits (whole answers), else the block size (see kMaxSampleValues). Call it for a
-// problem why_no_model_reference accepts.
+// within the limits (whole answers) or is a conv2d chain (sliced by its own rule, if at all), else
+// the block size (see kMaxSampleValues). Call it for a problem why_no_model_reference accepts.
 [[nodiscard]] int64_t model_sample_images(const spec::Problem& problem);
 
-// The problem the float64 reference is made for: `problem`, or its block of
-// model_sample_images(problem) images (reference::sample_problem).
+// The problem the float64 reference is made for: `problem` (a conv2d chain always), or its block
+// of model_sample_images(problem) images (reference::sample_problem).
 [[nodiscard]] spec::Problem model_reference_problem(const spec::Problem& problem);
 
 }  // namespace fusetune::worker

@@ -52,9 +52,8 @@ Session::Session(const protocol::SetupRequest& setup)
     : problem_(spec::parse(setup.problem)),
       math_(setup.math),
       device_(gpu::query_device(setup.device)),
-      // a version-2 problem past the whole reference's limits: its block of images'
-      ref_compiles_(std::in_place, problem_.is_conv2d_chain() ? problem_ : model_reference_problem(problem_),
-                    device_.limits.arch_flag(), math_),
+      // the problem, or (version 2, past the whole reference's limits) its block of images'
+      ref_compiles_(std::in_place, model_reference_problem(problem_), device_.limits.arch_flag(), math_),
       ctx_(setup.device) {
   const auto t0 = Clock::now();
   // A version-2 problem's float64 reference (GPU main-operator terms, CPU stages) has limits:
@@ -73,8 +72,7 @@ Session::Session(const protocol::SetupRequest& setup)
       plan_verify_memory(problem_, math_, draws, double(gpu::device_memory().free_bytes), forced_slice_images());
 
   const std::string arch = device_.limits.arch_flag();
-  ref_ = std::make_unique<reference::GpuReference>(
-      problem_.is_conv2d_chain() ? problem_ : model_reference_problem(problem_), math_, std::move(*ref_compiles_));
+  ref_ = std::make_unique<reference::GpuReference>(model_reference_problem(problem_), math_, std::move(*ref_compiles_));
   ref_compiles_.reset();
   pool_ = std::make_unique<BufferPool>(*ref_);
   const auto t_draws = Clock::now();
@@ -92,9 +90,8 @@ Session::Session(const protocol::SetupRequest& setup)
                               sl.back().images != sl.front().images ? fmt::format(", the last of {}", sl.back().images)
                                                                     : std::string());
   }
-  if (!problem_.is_conv2d_chain())
-    if (const int64_t images = model_sample_images(problem_); images > 0)
-      setup_note_ = fmt::format("verification on a block of {} of the {} images (or rows) per draw (the first, the "
+  if (const int64_t images = model_sample_images(problem_); images > 0)
+    setup_note_ = fmt::format("verification on a block of {} of the {} images (or rows) per draw (the first, the "
                                 "last, then across the batch): the whole problem is past the float64 reference's "
                                 "limits; every element of the output is checked for being written",
                                 images, reference::sample_batch(problem_));
