@@ -83,9 +83,26 @@ FT_HD inline double ft_bound_conv(double a, double y, double crs) {
   const double ut = FT_U_TF32;
   return (2.0 * ut + ut * ut) * a + ft_gamma(crs) * (1.0 + ut) * (1.0 + ut) * a + FT_U_FP32 * FT_M(fabs)(y);
 }
-// Each rounding is an independent error uniform in [-u_t, u_t] relative (variance u_t^2 / 3), two
-// per product: the expected squared error of a round-to-nearest TF32 conv.
-FT_HD inline double ft_var_conv(double b) { return (2.0 / 3.0) * FT_U_TF32 * FT_U_TF32 * b; }
+// The squared error of the fp32 accumulation on tensor cores (issue 41; call 126 found correct
+// convs over the rel-L2 limit at C*R*S = 2304 on coherent sums). An MMA k-step adds 8 products
+// to the accumulator with their alignment and the result truncated, not rounded: an error of one
+// sign, at most about 2 ulps of the partial sum per step (the result's truncation < 1 ulp, the
+// 8 products' alignment < 1 ulp with 3 guard bits). A coherent sum's partial sums grow to |y|,
+// |y|/2 on average, so over ceil(n/8) steps the error is at most ceil(n/8) * 2 ulps * |y|/2
+// = ceil(n/8) * 2 * u * |y| (u = 2^-24, an ulp 2 u relative). Where the terms' signs mix, the
+// partial sums and their errors change sign and |y| << A keeps the term small.
+#define FT_ACC_KSTEP 8.0
+#define FT_ACC_ULPS_PER_STEP 2.0
+FT_HD inline double ft_var_accumulation(double y, double n) {
+  const double e = FT_ACC_ULPS_PER_STEP * FT_M(ceil)(n / FT_ACC_KSTEP) * FT_U_FP32 * FT_M(fabs)(y);
+  return e * e;
+}
+// Each input rounding is an independent error uniform in [-u_t, u_t] relative (variance u_t^2 / 3),
+// two per product, plus the accumulation's: the expected squared error of a TF32 conv of n terms
+// whose sum (without bias) is y and whose squared terms sum to b.
+FT_HD inline double ft_var_conv(double y, double b, double n) {
+  return (2.0 / 3.0) * FT_U_TF32 * FT_U_TF32 * b + ft_var_accumulation(y, n);
+}
 
 // The conv bias added in fp32: one rounding of a value within e of y + b.
 FT_HD inline double ft_bound_bias(double e, double biased) {

@@ -148,7 +148,7 @@ __device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, co
 #if FT_REF_BOUNDS
       if constexpr (kBounds) {
         bound[out0 + kk * FT_PQ] = ft_bound_store(ft_bound_conv(acc_a[kk], acc[kk], (double)FT_CRS));
-        var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_conv(acc_b[kk]));
+        var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_conv(acc[kk], acc_b[kk], (double)FT_CRS));
       }
 #endif
     }

@@ -237,7 +237,12 @@ TEST(BoundArithmetic, ConvBoundByHand) {
   const Bounded c = conv_bounded(y, a, b, 1);
   const double gamma1 = 0x1p-23 / (1 - 0x1p-23);
   EXPECT_DOUBLE_EQ(c.e, (2 * kUt + kUt * kUt) * a + gamma1 * (1 + kUt) * (1 + kUt) * a + kU * 0.3);
-  EXPECT_DOUBLE_EQ(c.var, 2.0 / 3.0 * kUt * kUt * b);
+  // the inputs' roundings, plus the accumulation's: one k-step, 2 ulps of |y| at most
+  EXPECT_DOUBLE_EQ(c.var, 2.0 / 3.0 * kUt * kUt * b + (2 * kU * 0.3) * (2 * kU * 0.3));
+  // the accumulation's term grows with the k-steps (8 terms each) and |y|, not A
+  const double inputs = 2.0 / 3.0 * kUt * kUt * b;
+  EXPECT_NEAR(conv_bounded(y, a, b, 2304).var - inputs, (2 * 288 * kU * 0.3) * (2 * 288 * kU * 0.3), 1e-22);
+  EXPECT_DOUBLE_EQ(conv_bounded(0.0, a, b, 2304).var, inputs);
   // gamma grows with the number of terms; 2^23 terms have no bound.
   EXPECT_GT(conv_bounded(y, a, b, 4096).e, c.e);
   EXPECT_EQ(conv_bounded(y, a, b, int64_t(1) << 23).e, kInf);
@@ -376,7 +381,7 @@ TEST(CpuTwin, BoundsFollowTheFormulas) {
         bb += t * t;
       }
   EXPECT_EQ(c.bound[0], store_bound(ft_bound_conv(a, yy, 27.0)));
-  EXPECT_EQ(c.var[0], store_bound(ft_var_conv(bb)));
+  EXPECT_EQ(c.var[0], store_bound(ft_var_conv(yy, bb, 27.0)));
 }
 
 TEST(CpuTwin, IllConditionedElementsAreUnchecked) {

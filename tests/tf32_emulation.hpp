@@ -37,6 +37,9 @@ struct Emulation {
   bool tf32 = true;       // false: strict fp32 conv
   bool split = false;     // 3xTF32: each term as small*big + big*small + big*big (tf32 ignored)
   bool truncate = false;  // tf32 inputs truncated toward zero instead of rounded to nearest
+  // The accumulation as a tensor core does it (tc_step) instead of fp32 fma: -1 off, else the
+  // guard bits its alignment keeps below the largest addend's 24.
+  int tc_guard_bits = -1;
   Bug bug = Bug::none;
   uint64_t order_seed = 7;  // the summation order of the conv's terms
 };
@@ -64,6 +67,26 @@ inline float nan_f() { return std::numeric_limits<float>::quiet_NaN(); }
 // The epilogue's ops as the generated kernels compute them (kernel_templates/ft_math.cuh on the host).
 inline float op_fp32(const spec::Op& op, float v, const float* chan_k) { return reference::apply_op_fp32(op, v, chan_k); }
 
+// One k-step of a tensor core's fp32 accumulation, as Fasi et al. (2021) measured it on V100 and
+// A100 and the GPU figures of issue 41 suggest for Hopper: the products (exact) and the
+// accumulator aligned to the largest exponent among them, each truncated toward zero to
+// 24 + guard_bits bits below it, added exactly, the sum truncated (not rounded) to fp32.
+inline float tc_step(float acc, const std::vector<double>& products, int guard_bits) {
+  int emax = std::numeric_limits<int>::min();
+  auto widen = [&](double v) {
+    if (v != 0.0) emax = std::max(emax, std::ilogb(v));
+  };
+  widen(acc);
+  for (double v : products) widen(v);
+  if (emax == std::numeric_limits<int>::min()) return acc;
+  const double quantum = std::ldexp(1.0, emax - 23 - guard_bits);
+  double sum = std::trunc(double(acc) / quantum) * quantum;  // exact in double: < 35 significant bits
+  for (double v : products) sum += std::trunc(v / quantum) * quantum;
+  float f = float(sum);
+  if (std::fabs(double(f)) > std::fabs(sum)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
 // The problem's fp32 output (NCHW) computed the way `how` says, from inputs `d`.
 inline std::vector<float> emulate(const spec::Problem& p, const reference::ProblemData& d, const Emulation& how) {
   const spec::Conv& c = p.conv;
@@ -88,6 +111,7 @@ inline std::vector<float> emulate(const spec::Problem& p, const reference::Probl
         std::iota(order.begin(), order.end(), int64_t(0));
         std::shuffle(order.begin(), order.end(), rng);
         float acc = 0.0f;
+        std::vector<double> step;  // tc_guard_bits >= 0: the k-step's products so far
         for (const int64_t t : order) {
           const int64_t ci = t / (c.r * c.s), r = (t / c.s) % c.r, s = t % c.s;
           if (how.bug == Bug::skip_tap && ci == c.c - 1 && r == 0 && s == 0) continue;
@@ -102,8 +126,17 @@ inline std::vector<float> emulate(const spec::Problem& p, const reference::Probl
             acc = std::fma(xb, wb, std::fma(xb, ws, std::fma(xs, wb, acc)));
             continue;
           }
+          if (how.tc_guard_bits >= 0) {
+            step.push_back(double(in(x32)) * double(in(w32)));
+            if (step.size() == 8) {
+              acc = tc_step(acc, step, how.tc_guard_bits);
+              step.clear();
+            }
+            continue;
+          }
           acc = std::fma(in(x32), in(w32), acc);  // a TF32 product is exact in fp32: fma == add of the product
         }
+        if (!step.empty()) acc = tc_step(acc, step, how.tc_guard_bits);
         float v = acc;
         if (c.bias) v = v + d.chan[size_t(how.bug == Bug::bias_shift ? (k + 1) % K : k)];
         const int runs = how.bug == Bug::op_twice && k == 1 ? 2 : 1;

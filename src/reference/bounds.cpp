@@ -33,7 +33,7 @@ double operand_or_zero(const spec::Op& op, size_t i, const double* chan_k) {
 }  // namespace
 
 Bounded conv_bounded(double y, double a, double b, int64_t crs) {
-  return {y, ft_bound_conv(a, y, double(crs)), ft_var_conv(b)};
+  return {y, ft_bound_conv(a, y, double(crs)), ft_var_conv(y, b, double(crs))};
 }
 
 void add_bias_bounded(Bounded& x, double bias) {

@@ -1,6 +1,7 @@
 #pragma once
 // The TF32 rule's relative-L2 limit, derived from the inputs drawn (docs/verification.md, "The
-// rel-L2 limit"). The reference carries V = (2/3) u_t^2 B per conv output (B = sum (x w)^2): each
+// rel-L2 limit"). The reference carries V = (2/3) u_t^2 B per conv output (B = sum (x w)^2), plus
+// the tensor cores' truncating accumulation (ft_var_conv, "The accumulation's term"): each
 // TF32 rounding taken as uniform over [-u_t, u_t] * |value|. A real rounding to nearest is
 // uniform over half a TF32 ulp of the value, ulp = 2^(e-10) for |value| in [2^e, 2^(e+1)):
 // its relative variance is u_t^2 / (3 m^2), m = |value| / 2^e in [1, 2), so the model overstates
@@ -12,7 +13,7 @@
 // e(v) = tf32(v) - v (round to nearest, as cvt.rna), the sums over every filter value, the means
 // over a sample of x from the draw's distribution. kappa * sum V is then the expected squared error
 // of a correct round-to-nearest TF32 result (products independent of each other; the fp32
-// accumulation, 2^-24 against 2^-11, is left to the 4u term), and the limit is a stated multiple
+// accumulation's term is scaled alike, its ulps shrinking as 1/m too), and the limit is a stated multiple
 // of the expected rel-L2:
 //
 //   limit = (kL2Multiple + 3 / sqrt(n)) * sqrt(kappa * sum V) / sqrt(sum ref^2) + 4u
