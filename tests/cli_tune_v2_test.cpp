@@ -1,12 +1,13 @@
 // `tune` of version-2 problems without a GPU (issue 43): the command takes them (the floor and
 // `unfused.stages` of codegen::generate_model_variants) and, on the fake worker
-// (tests/fake_worker.cpp), stores a winner that `query` and `report` show and `export` refuses in
-// one line; without a GPU it says so (exit 3), and a problem past the CPU reference's limits is
+// (tests/fake_worker.cpp), stores a winner that `query` and `report` show, that `export` writes
+// as a PyTorch module given the init file and refuses in one line as .cu/PTX or without it; without a GPU it says so (exit 3), and a problem past the CPU reference's limits is
 // refused with the reason before any GPU work (exit 2).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli_run.hpp"
@@ -44,13 +45,34 @@ TEST(CliTuneV2, ALinearProblemIsTunedStoredQueriedAndItsExportRefused) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir + "/r.html"));
 
-  for (const char* format : {"cu", "torch", "ptx"}) {
+  for (const char* format : {"cu", "ptx"}) {
     const auto e = run("export " + kLinear + " --format " + format + " --db " + db + " -o " + dir + "/x." + format);
     EXPECT_EQ(e.code, 2) << format << ": " << e.err;
     EXPECT_EQ(fusetune::testing::lines(e.err), 1u) << e.err;
     EXPECT_NE(e.err.find("version-2 plan"), std::string::npos) << e.err;
     EXPECT_FALSE(std::filesystem::exists(dir + "/x." + format));
   }
+  // The PyTorch module needs the init file (how the reference model makes its parameters)...
+  const auto no_init = run("export " + kLinear + " --format torch --db " + db + " -o " + dir + "/x.py");
+  EXPECT_EQ(no_init.code, 2) << no_init.err;
+  EXPECT_EQ(fusetune::testing::lines(no_init.err), 1u) << no_init.err;
+  EXPECT_NE(no_init.err.find("needs --init FILE"), std::string::npos) << no_init.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.py"));
+  // ... and writes it with one; a bad one is refused in one line.
+  std::ofstream(dir + "/init.json") << R"({"units": [{"name": "fc", "module": "Linear", "args": {"in_features": 32,
+      "out_features": 16, "bias": true}}], "bind": {"w": "fc.weight", "bias": "fc.bias"}})";
+  const auto with_init = run("export " + kLinear + " --format kernelbench --db " + db + " --init " + dir +
+                             "/init.json -o " + dir + "/x.py");
+  EXPECT_EQ(with_init.code, 0) << with_init.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/x.py"));
+  std::ofstream(dir + "/bad.json") << R"({"units": [], "bind": {"w": "fc.weight"}})";
+  const auto bad = run("export " + kLinear + " --format kernelbench --db " + db + " --init " + dir + "/bad.json -o " +
+                       dir + "/y.py");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(fusetune::testing::lines(bad.err), 1u) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/y.py"));
+  const auto cu_init = run("export " + kLinear + " --format cu --db " + db + " --init " + dir + "/init.json");
+  EXPECT_EQ(cu_init.code, 2) << cu_init.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -39,6 +39,10 @@ void register_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("--spec-file", args.spec_file,
                   "torch-patch: the spec file `fusetune from-torch` wrote for the model (every block's winner must "
                   "be stored)");
+  cmd->add_option("--init", args.init,
+                  "torch / kernelbench of a version-2 problem (any main operator but a conv2d chain): the init file "
+                  "(JSON: how the reference model makes its parameters, and which one each plan buffer reads; "
+                  "`fusetune kernelbench` writes it)");
   // One file for every format (torch-patch too: one module that patches every block), so - always
   // makes sense.
   add_output_option(cmd, args.output, "the export", "standard output");
@@ -114,6 +118,8 @@ int run_export(const ExportArgs& args) {
   if (patch != args.spec_file.has_value())
     throw InputError(patch ? "--format torch-patch needs --spec-file FILE (written by fusetune from-torch)"
                            : "--spec-file is for --format torch-patch; the other formats export one problem");
+  if (args.init && args.format != "torch" && args.format != "kernelbench")
+    throw InputError("--init is for --format torch or kernelbench (a version-2 problem's module)");
   if (patch && (args.problem.spec || args.problem.preset))
     throw InputError("--format torch-patch takes its problems from --spec-file, not a SPEC or --preset");
   const std::string path = args.db.empty() ? db::default_db_path() : args.db;
@@ -143,10 +149,21 @@ int run_export(const ExportArgs& args) {
     if (args.format == "cu") text = exporter::export_cu(problem, w);
     else if (args.format == "ptx") text = exporter::export_ptx(problem, w);
     else if (args.format == "cubin") text = exporter::export_cubin(problem, w);
-    else
-      text = exporter::export_torch(problem, w = for_torch(database, w),
-                                    args.format == "kernelbench" ? exporter::TorchFlavor::kernelbench
-                                                                 : exporter::TorchFlavor::torch);
+    else {
+      const auto flavor =
+          args.format == "kernelbench" ? exporter::TorchFlavor::kernelbench : exporter::TorchFlavor::torch;
+      if (problem.is_conv2d_chain()) {
+        text = exporter::export_torch(problem, w = for_torch(database, w), flavor);
+      } else {
+        // A version-2 module must rebuild the reference model's parameters: only the init file says how.
+        if (!args.init)
+          throw InputError(fmt::format("--format {} of a version-2 problem ({}) needs --init FILE: how the reference "
+                                       "model makes its parameters (docs/commands.md, \"export\")",
+                                       args.format, spec::canonical(problem)));
+        text = exporter::export_model_torch(problem, w, flavor, read_input_file(*args.init, "the init file"),
+                                            *args.init);
+      }
+    }
     what = fmt::format("{} measured on {} ({:.3f} ms, {:.2f}x vs unfused)", text::printable(w.variant_name),
                        text::printable(w.env.gpu_name), w.time_median_ms, w.speedup_vs_unfused());
   }

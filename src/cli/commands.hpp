@@ -87,6 +87,7 @@ struct ExportArgs {
   std::string db;
   bool trust = false;  // export a winner whose code cannot be traced to this fusetune
   std::optional<std::string> spec_file;  // torch-patch: the blocks, as from-torch wrote them
+  std::optional<std::string> init;       // torch / kernelbench of a version-2 problem: the init file
 };
 void register_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "db/records.hpp"
+#include "export/init_recipe.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::exporter {
@@ -29,6 +30,15 @@ namespace fusetune::exporter {
 enum class TorchFlavor { torch, kernelbench };
 [[nodiscard]] std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& winner,
                                        TorchFlavor flavor = TorchFlavor::torch);
+
+// A version-2 winner (codegen/generate_model.cpp's plans: a GEMM or N-d conv step through
+// torch.nn.functional, then stage kernels from the CUBIN) as a Python module (`class Model`, or
+// ModelNew for TorchFlavor::kernelbench) that rebuilds the reference model's parameters from the
+// init file's units (init_recipe.hpp; `init_path` names it in messages). InputError for a conv2d
+// chain (export_torch exports those), an unsound record or init file.
+[[nodiscard]] std::string export_model_torch(const spec::Problem& problem, const db::WinnerRecord& winner,
+                                             TorchFlavor flavor, const std::string& init_text,
+                                             const std::string& init_path);
 
 // One block of the user's model, as `fusetune from-torch` recorded it beside its spec line
 // (`#@block {JSON}`: the conv's module path, the graph nodes the block replaces, the node whose

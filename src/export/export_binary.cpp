@@ -45,7 +45,10 @@ std::string export_ptx(const spec::Problem& problem, const db::WinnerRecord& win
 
 std::string export_cubin(const spec::Problem& problem, const db::WinnerRecord& winner) {
   check_winner_problem(problem, winner);
-  const codegen::Variant v = winner_variant(problem, winner);
+  return variant_cubin(winner_variant(problem, winner), winner);
+}
+
+std::string variant_cubin(const codegen::Variant& v, const db::WinnerRecord& winner) {
   return winner.cubin.empty() ? recompile(v, winner).cubin : winner.cubin;
 }
 

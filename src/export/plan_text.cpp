@@ -9,6 +9,7 @@
 #include "codegen/op_render.hpp"
 #include "export/plan_buffers.hpp"
 #include "export/winner.hpp"
+#include "spec/main_parser.hpp"
 #include "spec/ops.hpp"
 
 namespace fusetune::exporter {
@@ -21,9 +22,9 @@ void kernel_lines(std::vector<std::string>& out, size_t index, const codegen::Va
   const auto& l = k.launch;
   std::vector<std::string> args;
   for (const auto& a : k.args) {
-    const auto r = codegen::arg_buffer(a);
-    if (!r) refuse_model_plan(v.name);  // winner_variant refused it already
-    args.push_back(v.buffer(*r).name);
+    if (const auto r = codegen::arg_buffer(a)) args.push_back(v.buffer(*r).name);
+    else if (const auto* value = std::get_if<codegen::ValueArg>(&a)) args.push_back(value->type + " (by value)");
+    else args.push_back("null");
   }
   out.push_back(fmt::format("  {}. kernel {}({})  grid ({})  block ({})  dynamic smem {} B", index, k.name,
                             fmt::join(args, ", "), fmt::join(l.grid, ", "), fmt::join(l.block, ", "), l.smem_bytes));
@@ -110,8 +111,24 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
       case codegen::StepKind::kernel: kernel_lines(out, i + 1, v, st); break;
       case codegen::StepKind::cudnn_conv: conv_lines(out, i + 1, v, st, problem, winner, conv_runner); break;
       case codegen::StepKind::cudnn_graph: graph_lines(out, i + 1, v, st, problem, conv_runner); break;
-      case codegen::StepKind::gemm:
-      case codegen::StepKind::conv_nd: refuse_model_plan(v.name);
+      case codegen::StepKind::gemm: {
+        const auto& g = st.gemm();
+        out.push_back(fmt::format("  {}. {}: {} = {}{} @ {}{}{}  (batch {}, m {}, k {}, n {}; {})", i + 1,
+                                  g.linear ? "linear" : "matmul", v.buffer(g.out).name, v.buffer(g.a).name,
+                                  g.gemm.trans_a ? "^T" : "", v.buffer(g.b).name,
+                                  g.linear || g.gemm.trans_b ? "^T" : "",
+                                  g.bias ? " + " + v.buffer(*g.bias).name : std::string(), g.gemm.batch, g.gemm.m,
+                                  g.gemm.k, g.gemm.n, conv_runner));
+        break;
+      }
+      case codegen::StepKind::conv_nd: {
+        const auto& c = st.conv_nd();
+        out.push_back(fmt::format("  {}. {}: {} = {}({}, {}{})  ({})", i + 1, spec::detail::main_name(c.main),
+                                  v.buffer(c.out).name, spec::detail::main_name(c.main), v.buffer(c.in).name,
+                                  v.buffer(c.filters).name, c.bias ? ", " + v.buffer(*c.bias).name : std::string(),
+                                  conv_runner));
+        break;
+      }
     }
   }
   out.emplace_back("");

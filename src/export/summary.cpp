@@ -47,7 +47,10 @@ std::vector<std::string> summary_lines(const spec::Problem& problem, const db::W
                                        const codegen::Variant& v) {
   const db::Environment& e = w.env;
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("fusetune export of the tuned winner for one conv + epilogue problem"));
+  // A version-2 plan's main operator is any kind (cuBLASLt's GEMM or cuDNN's N-d conv when tuned).
+  const bool model = v.model_plan();
+  const char* main_op = model ? "main operator" : "conv";
+  lines.push_back(fmt::format("fusetune export of the tuned winner for one {} + epilogue problem", main_op));
   lines.emplace_back("");
   lines.push_back("problem:   " + spec::canonical(problem));
   lines.push_back("key:       " + spec::problem_key(problem));
@@ -58,6 +61,7 @@ std::vector<std::string> summary_lines(const spec::Problem& problem, const db::W
                                                           "tensor cores, each product split in two TF32 parts"
                                                         : "strict IEEE fp32 products")
                                             : (own_conv ? "TF32 tensor cores in the fused conv kernel"
+                                               : model  ? "TF32 tensor cores in the main operator"
                                                         : "TF32 tensor cores in the cuDNN conv");
   lines.push_back(fmt::format("math:      {} ({})", or_unknown(w.math), math_words));
   lines.push_back(fmt::format("GPU:       {} ({}, {} SMs)", or_unknown(e.gpu_name), e.arch(), e.sm_count));
@@ -66,13 +70,17 @@ std::vector<std::string> summary_lines(const spec::Problem& problem, const db::W
   lines.push_back(fmt::format("winner:    {} (candidate {})", one_line(v.name), codegen::candidate_name(v.candidate)));
   lines.push_back("params:    " + one_line(params_text(v)));
   lines.push_back(fmt::format("time:      {:.3f} ms median for the whole plan ({}), spread {:.1f}%", w.time_median_ms,
-                              own_conv ? "the conv is in it: no cuDNN runs" : "cuDNN conv included",
+                              own_conv ? "the conv is in it: no cuDNN runs"
+                              : model  ? "the main operator included"
+                                       : "cuDNN conv included",
                               100.0 * w.time_spread));
   lines.push_back(versus(w.speedup_vs_unfused(), w.unfused_median_ms, "unfused",
-                         "cuDNN conv, then one kernel per op, as PyTorch eager runs it"));
-  lines.push_back(versus(w.speedup_vs_cudnn(), w.cudnn_median_ms, "cudnn",
-                         "the conv alone, best algorithm: the floor of any conv-then-epilogue design"));
-  lines.push_back("cuDNN algorithm: " +
+                         fmt::format("the vendor's {}, then one kernel per op, as PyTorch eager runs it",
+                                     model ? "main operator" : "cuDNN conv")));
+  lines.push_back(versus(w.speedup_vs_cudnn(), w.cudnn_median_ms, model ? "floor" : "cudnn",
+                         fmt::format("the {} alone, best algorithm: the floor of any {}-then-epilogue design", main_op,
+                                     main_op)));
+  lines.push_back(std::string(model ? "vendor algorithm: " : "cuDNN algorithm: ") +
                   (w.cudnn_algo.empty() ? std::string("(not recorded)") : one_line(w.cudnn_algo)));
   lines.push_back("NVRTC options:   " + options_text(w.compile_options));
   lines.push_back(fmt::format("tuned:     {} ({})", or_unknown(w.created_at),

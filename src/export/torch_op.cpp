@@ -74,12 +74,12 @@ TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner) {
           "--format cu, whose plan lists the graph and its engine configuration",
           v.name));
   }
-  const std::string arch = codegen::compile_arch(v, record_arch(v, winner));
   // The kernels the plan launches, as the tuner compiled them: nothing compiles at import.
   const std::string cubin = v.source.empty() ? std::string() : export_cubin(problem, winner);
   op.buffers = plan_buffers(v);
   const spec::Conv& c = problem.conv;
-  op.values = {
+  op.values = plan_literals(v, winner, cubin);
+  op.values.insert({
       {"PROBLEM", py_str(spec::canonical(problem))},
       {"MATH", py_str(winner.math)},
       {"INPUT_SHAPE", py_tuple({c.n, c.c, c.h, c.w})},
@@ -87,13 +87,19 @@ TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner) {
       {"OUTPUT_SHAPE", py_tuple({c.n, problem.out_channels(), c.p(), c.q()})},
       {"CONV", conv_kwargs(c)},
       {"BUFFER_FLOATS", buffer_floats(op.buffers)},
+  });
+  return op;
+}
+
+std::map<std::string, std::string> plan_literals(const codegen::Variant& v, const db::WinnerRecord& winner,
+                                                 const std::string& cubin) {
+  return {
       {"VARIANT_JSON", py_long_text(variant_json(v))},
       {"SOURCE", py_long_text(v.source)},
-      {"CUBIN_ARCH", py_str(arch)},
+      {"CUBIN_ARCH", py_str(codegen::compile_arch(v, record_arch(v, winner)))},
       {"CUBIN_CC", py_tuple({winner.env.cc_major, winner.env.cc_minor})},
       {"CUBIN_BASE64", cubin.empty() ? "    \"\"" : cubin_base64_lines(cubin)},
   };
-  return op;
 }
 
 std::string op_constructor(const TorchOp& op, int indent) {

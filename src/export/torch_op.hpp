@@ -29,6 +29,12 @@ struct TorchOp {
 // (InputError) a record of another problem or without a valid GPU architecture.
 [[nodiscard]] TorchOp torch_op(const spec::Problem& problem, const db::WinnerRecord& winner);
 
+// The plan's literals every PyTorch export of `v` embeds: VARIANT_JSON (the variant without its
+// source, one plan step per line), SOURCE, CUBIN_ARCH, CUBIN_CC, CUBIN_BASE64 (`cubin`'s base64,
+// one string literal per line).
+[[nodiscard]] std::map<std::string, std::string> plan_literals(const codegen::Variant& v, const db::WinnerRecord& winner,
+                                                               const std::string& cubin);
+
 // `_Op(problem=..., ...)` with the op's literals, as an expression indented by `indent` spaces
 // after its first line.
 [[nodiscard]] std::string op_constructor(const TorchOp& op, int indent);

@@ -11,7 +11,7 @@
 
 namespace fusetune::exporter {
 
-codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRecord& winner) {
+codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRecord& winner, bool model_plans) {
   codegen::Variant v;
   try {
     v = codegen::variant_from_json(nlohmann::json::parse(winner.variant_json));
@@ -23,7 +23,7 @@ codegen::Variant winner_variant(const spec::Problem& problem, const db::WinnerRe
   }
   if (std::string bad = codegen::check_variant(v, problem); !bad.empty())
     throw InputError(fmt::format("the stored winner {} has an unsound plan: {}", one_line(winner.variant_name), bad));
-  if (v.model_plan()) refuse_model_plan(one_line(winner.variant_name));
+  if (v.model_plan() && !model_plans) refuse_model_plan(one_line(winner.variant_name));
   return v;
 }
 
