@@ -25,6 +25,7 @@
 #include "export/export.hpp"
 #include "export/template_fill.hpp"
 #include "export_test_winners.hpp"
+#include "python_check.hpp"
 
 namespace fusetune::exporter {
 namespace {
@@ -58,7 +59,7 @@ const Fixture& fixture() {
   return f;
 }
 
-bool have_python() { return std::system("python3 -c pass > /dev/null 2>&1") == 0; }
+using fusetune::testing::have_python;
 bool have_nvcc() { return std::system("nvcc --version > /dev/null 2>&1") == 0; }
 
 // A scratch directory of this process, removed with the object.

@@ -3,46 +3,22 @@
 // (torch is not needed to parse), the init file is checked as untrusted input (every refusal one
 // InputError naming what is wrong), and nothing from it reaches the module outside a literal.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "common/error.hpp"
 #include "export/export.hpp"
 #include "export_test_winners.hpp"
+#include "python_check.hpp"
 #include "spec/parser.hpp"
 
 namespace fusetune::exporter {
 namespace {
 
-namespace fs = std::filesystem;
+using fusetune::testing::have_python;
 using testing::pick;
+using fusetune::testing::python_parse_error;
 using testing::variants_of;
 using testing::winner_for;
-
-bool have_python() { return std::system("python3 -c pass > /dev/null 2>&1") == 0; }
-
-// "" when python3's parser accepts `text`, else its complaint.
-std::string python_parse_error(const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("fusetune_export_model_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path file = dir / "model.py";
-  const fs::path log = dir / "parse.log";
-  std::ofstream(file) << text;
-  const std::string cmd = "python3 -c \"import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])\" \"" +
-                          file.string() + "\" > \"" + log.string() + "\" 2>&1";
-  std::string out;
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream in(log);
-    out = std::string(std::istreambuf_iterator<char>(in), {});
-    if (out.empty()) out = "python3 failed";
-  }
-  fs::remove_all(dir);
-  return out;
-}
 
 struct Case {
   const char* spec;

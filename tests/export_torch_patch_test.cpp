@@ -16,6 +16,7 @@
 #include "export/export.hpp"
 #include "export/patch_spec.hpp"
 #include "export_test_winners.hpp"
+#include "python_check.hpp"
 
 namespace fusetune::exporter {
 namespace {
@@ -54,7 +55,7 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-bool have_python() { return std::system("python3 -c pass > /dev/null 2>&1") == 0; }
+using fusetune::testing::have_python;
 
 // Runs python3 on `script` with the module's path; its exit status and output.
 std::pair<int, std::string> run_python(const std::string& script, const std::string& module) {

@@ -20,12 +20,15 @@
 #include "export/python_literal.hpp"
 #include "export/template_fill.hpp"
 #include "export_test_winners.hpp"
+#include "python_check.hpp"
 
 namespace fusetune::exporter {
 namespace {
 
 namespace fs = std::filesystem;
+using fusetune::testing::have_python;
 using testing::pick;
+using fusetune::testing::python_parse_error;
 using testing::preset;
 using testing::variants_of;
 using testing::winner_for;
@@ -42,26 +45,6 @@ std::string between(const std::string& text, const std::string& open, const std:
   return b == std::string::npos ? "" : text.substr(a + open.size(), b - a - open.size());
 }
 
-bool have_python() { return std::system("python3 -c pass > /dev/null 2>&1") == 0; }
-
-// "" when python3's parser accepts `text`, else its complaint.
-std::string python_parse_error(const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("fusetune_export_torch_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path file = dir / "model.py";
-  const fs::path log = dir / "parse.log";
-  std::ofstream(file) << text;
-  const std::string cmd = "python3 -c \"import ast,sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])\" \"" +
-                          file.string() + "\" > \"" + log.string() + "\" 2>&1";
-  std::string out;
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream in(log);
-    out = std::string(std::istreambuf_iterator<char>(in), {});
-    if (out.empty()) out = "python3 failed";
-  }
-  fs::remove_all(dir);
-  return out;
-}
 
 TEST(ExportTorch, PresetsKeepTheKernelBenchConstructors) {
   const std::string m31 = module_for(preset("kernelbench-31"), "epilogue.nhwc");
