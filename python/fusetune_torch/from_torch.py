@@ -17,7 +17,9 @@ mapped whole gets one line naming the op and its file line, in the file as a com
 (the default) a value that passes from one block straight into the convs of others stays
 channels-last between them (`out=nhwc` on the first, `in=nhwc` on the others: match.chain_layouts);
 --layout nchw keeps every block in PyTorch's default layout. --json writes the
-blocks with the graph nodes they replace and where each per-channel operand comes from.
+blocks with the graph nodes they replace and where each per-channel operand comes from; for a
+model mapped whole, where each parameter, the main operator's weight and bias, and each extra
+input come from (init_recipe.py makes an export's init file of them).
 As for every fusetune command, "-" for -o or --json is standard output (the spec file's
 default); only one of the two may go there.
 
@@ -167,8 +169,11 @@ def whole_text(mapped, header):
 
 def model_json(mapped, refusal):
     if mapped is not None:
+        # main_operands and input_operands: where the plan's w, bias and input<j> buffers come from
+        # (init_recipe.bind turns them into an init file's bind)
         return {"spec": mapped.spec, "main": mapped.main_path,
-                "params": [{"kind": p.kind, "path": p.path} for p in mapped.params], "inputs": mapped.inputs}
+                "params": [{"kind": p.kind, "path": p.path} for p in mapped.params], "inputs": mapped.inputs,
+                "main_operands": mapped.main_operands, "input_operands": mapped.input_operands}
     return {"refused": refusal}
 
 

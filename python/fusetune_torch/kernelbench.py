@@ -10,7 +10,10 @@ KernelBench is copied anywhere):
   1. map:     fusetune from-torch FILE:Model --train (KernelBench builds its models without
               .eval(), so BatchNorm uses batch statistics) -> one spec, or the refusal's reason;
   2. tune:    fusetune tune SPEC (stored answers reused; --time-budget per problem);
-  3. export:  fusetune export SPEC --format kernelbench -> ModelNew;
+  3. export:  fusetune export SPEC --format kernelbench -> ModelNew; for a model from-torch mapped
+              whole (every main operator but a conv2d chain's), with --init OUT/level<L>/<N>_init.json:
+              how the reference model makes its parameters, derived from it and checked by replay
+              (init_recipe.py), so that ModelNew draws the same ones from KernelBench's seed;
   4. correct: KernelBench's eval_kernel_against_ref (src/kernelbench/eval.py of the checkout): its
               seed, --trials trials, its tolerance for the precision, TF32 as it leaves it;
               with --math auto (the default), a tf32 ModelNew that KernelBench judges incorrect is
@@ -32,6 +35,7 @@ which steps did not run).
 import argparse
 import contextlib
 import csv
+import functools
 import glob
 import json
 import math
@@ -39,7 +43,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+
+from .init_recipe import InitRefused, derive_units, init_document  # torch is imported where it is used
 
 USAGE, NO_GPU = 2, 3
 COMPILE_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
@@ -120,18 +127,22 @@ class Fusetune:
         return p.returncode, p.stdout, p.stderr
 
     def map(self, path):
-        """(spec, None) or (None, reason)."""
-        code, out, err = self.run("from-torch", f"{path}:Model", "--train", "-o", "-")
+        """(spec, None, model) or (None, reason, None); model is from-torch's JSON entry for a model
+        mapped whole (a version-2 problem: its export needs an init file), else None."""
+        with tempfile.TemporaryDirectory() as tmp:
+            doc_path = os.path.join(tmp, "from-torch.json")
+            code, out, err = self.run("from-torch", f"{path}:Model", "--train", "-o", "-", "--json", doc_path)
+            model = mapped_model(doc_path)
         # a spec line may end in a comment (the modules it comes from); '#' is never part of a spec
         specs = [ln.split("#", 1)[0].strip() for ln in out.splitlines()]
         specs = [sp for sp in specs if sp]
         if code != 0 or not specs:
             # from-torch's last line is a count; the reason is its "not mapped:" line
             why = [ln.strip() for ln in (err or "").splitlines() if "not mapped:" in ln]
-            return None, (why[-1] if why else "") or last_line(err) or last_line(out) or f"from-torch exit {code}"
+            return None, (why[-1] if why else "") or last_line(err) or last_line(out) or f"from-torch exit {code}", None
         if len(specs) != 1:
-            return None, f"from-torch wrote {len(specs)} specs for one model"
-        return specs[0], None
+            return None, f"from-torch wrote {len(specs)} specs for one model", None
+        return specs[0], None, model
 
     def tune(self, spec, math):
         args = ["tune", spec, "--db", self.db, "--math", math, "--json", "-", "-q"]
@@ -144,10 +155,45 @@ class Fusetune:
             doc = {}
         return code, doc, err
 
-    def export(self, spec, math, path):
+    def export(self, spec, math, path, init=None):
         code, _, err = self.run("export", spec, "--db", self.db, "--math", math, "--format", "kernelbench",
-                                "-o", path)
+                                "-o", path, *(["--init", init] if init else []))
         return code, last_line(err)
+
+
+def mapped_model(doc_path):
+    """from-torch's `model` entry when it mapped the model whole (a conv2d chain is written as a block
+    and has none: its export needs no init file), else None; None too when the file is missing."""
+    try:
+        with open(doc_path) as f:
+            model = json.load(f).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return model if isinstance(model, dict) and "spec" in model else None
+
+
+def reference_model(ref_src, path):
+    """The problem file's Model class and get_init_inputs(), run as KernelBench runs it (exec)."""
+    ns = {"__name__": "fusetune_kernelbench_reference", "__file__": path}
+    exec(compile(ref_src, path, "exec"), ns)  # noqa: S102 - KernelBench's own problem file, as its eval does
+    return ns["Model"], list(ns["get_init_inputs"]())
+
+
+def write_init(path, ref_src, model_doc, seed, init_path):
+    """Derives the init file of the problem at `path` (init_recipe.py) and writes it to init_path:
+    (init_path, None), or (None, the one-line reason it cannot be written)."""
+    try:
+        model_cls, init_inputs = reference_model(ref_src, path)
+        doc = init_document(derive_units(model_cls, init_inputs, seed), model_doc)
+    except InitRefused as e:
+        return None, f"init file: {e.reason}"
+    except Exception as e:  # noqa: BLE001 - the problem's code: its failure is the attempt's status
+        return None, f"init file: {type(e).__name__}: {last_line(str(e))}"
+    with open(init_path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(init_path + ".tmp", init_path)
+    return init_path, None
 
 
 def stand_in_llm_clients():
@@ -307,9 +353,10 @@ def kernelbench_check(args, ref_src, new_src):
         f" (max difference {metadata['max_difference']})" if metadata.get("max_difference") else "")
 
 
-def attempt(n, spec, ref_src, args, ft, math):
+def attempt(n, spec, ref_src, args, ft, math, init=None):
     """Steps 2-4 in one math mode: a dict with status (and reason), math, tune_exit, verified,
-    winner, correct, kb_metadata, new_path as far as they got."""
+    winner, correct, kb_metadata, new_path as far as they got. init: None (from-torch wrote a conv2d
+    chain block), or a function giving (the init file's path, None) or (None, why there is none)."""
     att = {"math": math, "verified": False, "correct": None}
     code, doc, full_err = ft.tune(spec, math)
     err = last_line(full_err)
@@ -327,9 +374,12 @@ def attempt(n, spec, ref_src, args, ft, math):
                 "reason": failed_tune_reason(doc, full_err) or f"tune exit {code}"}
     att.update(verified=True, status="verified", winner=doc.get("winner"))
     new_path = os.path.join(args.out, f"level{args.level}", f"{n}_new.py" if math == "tf32" else f"{n}_new_{math}.py")
-    code, err = ft.export(spec, math, new_path)
+    # Without an init file the export of a version-2 problem fails, and the init's refusal is the reason; a
+    # conv2d chain that from-torch mapped whole exports without it (export decides from the spec)
+    init_path, init_refused = init() if init is not None else (None, None)
+    code, err = ft.export(spec, math, new_path, init_path)
     if code != 0:
-        return {**att, "status": "not exported", "reason": err}
+        return {**att, "status": "not exported", "reason": init_refused or err}
     att["new_path"] = new_path
     if args.kb_eval is None:
         return {**att, "reason": args.kb_reason}
@@ -347,17 +397,22 @@ def run_problem(n, path, args, ft, log):
     name = os.path.splitext(os.path.basename(path))[0]
     rec = {"problem": n, "name": name, "file": os.path.relpath(path, args.kernelbench), "status": "refused",
            "spec": None, "verified": False, "correct": None, "times": {}}
-    spec, reason = ft.map(path)
+    spec, reason, model_doc = ft.map(path)
     if spec is None:
         rec["reason"] = reason
         return rec
     rec["spec"], rec["status"] = spec, "mapped"
     with open(path) as f:
         ref_src = f.read()
+    # A whole-model mapping's export needs the init file: derived on the first export, once for every
+    # math mode (building the model can take a while: KernelBench has 4 GB weights)
+    init = None if model_doc is None else functools.cache(
+        lambda: write_init(path, ref_src, model_doc, args.seed,
+                           os.path.join(args.out, f"level{args.level}", f"{n}_init.json")))
     maths = MATHS[args.math]
     attempts = []
     for k, math in enumerate(maths):
-        att = attempt(n, spec, ref_src, args, ft, math)
+        att = attempt(n, spec, ref_src, args, ft, math, init)
         attempts.append(att)
         # Only KernelBench's verdict on an exported ModelNew sends the problem to the next math mode:
         # every other outcome is the problem's, whatever the math.

@@ -74,7 +74,7 @@ def refusal_line(n: Optional[Node], reason: str):
 @dataclass
 class Operand:
     """A binary op's other operand that is not an epilogue value."""
-    text: str                  # as written in the spec: "2", "param[k]", "param[1]", "input1"
+    text: str                  # as written in the spec: "2", "param[k]", "param[1]", "input1"; "" for a norm's weight
     kind: str = "number"       # number | tensor | bn_scale | bn_shift | input
     path: str = ""             # the parameter's module path, or the input's name
 
@@ -90,6 +90,9 @@ class Op:
     node: Optional[Node] = None
     reduce_dims: Tuple[int, ...] = ()  # for a keepdim reduction a later squeeze may fold into
     keepdim: bool = True
+    # An affine norm's weight and bias: the spec does not write them, but numbers them with the param
+    # operands in order of appearance (spec/stage_parser.cpp, add_affine), so params lists them too.
+    learned: Tuple[Operand, ...] = ()
 
 
 @dataclass
@@ -100,6 +103,13 @@ class Mapped:
     stages: List[str]
     params: List[Operand] = field(default_factory=list)
     inputs: List[str] = field(default_factory=list)
+    # Where the main operator's weight ("w") and bias ("bias", only when it has one) come from, and
+    # which input of the model each extra input is: "conv.weight", "weight" (a parameter's path) or
+    # "input:<i>" (forward's i-th argument), as an init file binds them. Extra inputs are keyed
+    # input1, input2, ... in order of first use, as the parser numbers them (spec/parser.cpp,
+    # parse_input) and the plan names its buffers, not by the k of the spec's `input<k>`.
+    main_operands: Dict[str, str] = field(default_factory=dict)
+    input_operands: Dict[str, str] = field(default_factory=dict)
 
 
 def number_text(v):
@@ -165,6 +175,7 @@ class _Mapper:
         self.main: Optional[Node] = None
         self.main_text = ""
         self.input_uses = []
+        self.main_operands: Dict[str, str] = {}
         self.counter = 0
 
     # -- helpers -----------------------------------------------------------------------------
@@ -336,10 +347,12 @@ class _Mapper:
             text += f"dilation={_tuple_text(dilation)},"
             if a.get("groups", 1) != 1:
                 text += f"groups={a['groups']},"
+            self.main_operands = self._module_operands(u)
             return text + f"bias={'true' if a.get('bias', True) else 'false'})", x.name
         if op == "linear":
             if len(shape) != 2:
                 raise Refused(u, f"nn.Linear on an input of shape {shape}: the spec's linear reads (m, k)")
+            self.main_operands = self._module_operands(u)
             return (f"linear(m={shape[0]},k={shape[1]},n={a['out_features']}" +
                     ("" if a.get("bias", True) else ",bias=false") + ")"), x.name
         # functions: F.linear(x, W, b), matmul/mm/bmm(x, W or input)
@@ -349,14 +362,19 @@ class _Mapper:
             bias = u.args[2] if len(u.args) > 2 else u.kwargs.get("bias")
             if o is None or o.get("transposed") or len(o["shape"]) != 2 or len(shape) != 2:
                 raise Refused(u, "F.linear of a weight that is not a 2-d parameter, or an input not of rank 2")
-            if bias is not None and (not isinstance(bias, Ref) or bias.name not in self.operands):
+            bias_operand = self.operands.get(bias.name, {}) if isinstance(bias, Ref) else {}
+            if bias is not None and bias_operand.get("kind") != "param":  # a constant has no path to bind
                 raise Refused(u, "F.linear with a bias that is not a parameter")
+            self.main_operands = {"w": o["path"]}
+            if bias is not None:
+                self.main_operands["bias"] = bias_operand["path"]
             return (f"linear(m={shape[0]},k={shape[1]},n={o['shape'][0]}" +
                     ("" if bias is not None else ",bias=false") + ")"), x.name
         if o is not None and o["kind"] == "param":
             w = o["shape"]
             if len(shape) != 2 or len(w) != 2:
                 raise Refused(u, f"{op} of shapes {shape} and {w}: with a parameter, (m, k) times a 2-d weight")
+            self.main_operands = {"w": o["path"]}  # W (k, n), or W (n, k) read transposed: the spec says which
             if o.get("transposed"):  # x @ W.T with W (n, k): nn.Linear's product, no bias
                 return f"linear(m={shape[0]},k={shape[1]},n={w[1]},bias=false)", x.name
             return f"matmul(m={shape[0]},k={shape[1]},n={w[1]})", x.name
@@ -373,6 +391,7 @@ class _Mapper:
         if b is None or b.op != "input" or self.inputs.index(b) == 0:
             raise Refused(u, f"{op} whose second operand is neither a parameter nor another model input")
         self.input_uses.append(b.name)
+        self.main_operands = {"w": f"input:{self.inputs.index(b)}"}
         bs = tuple(b.shape)
         if len(shape) != len(bs) or len(shape) not in (2, 3):
             raise Refused(u, f"{op} of shapes {shape} and {bs}: (m, k)x(k, n) or (batch, m, k)x(batch, k, n)")
@@ -380,6 +399,19 @@ class _Mapper:
         batch = f"batch={shape[0]}," if len(shape) == 3 else ""
         return (f"matmul({batch}m={shape[-2]},k={shape[-1]},n={n_}" + (",trans_b=true" if trans_b else "") + ")",
                 x.name)
+
+    @staticmethod
+    def _module_operands(u: Node):
+        """A main operator module's weight and bias, by their paths in the model."""
+        out = {"w": f"{u.path}.weight"}
+        if u.attrs.get("bias", True):
+            out["bias"] = f"{u.path}.bias"
+        return out
+
+    @staticmethod
+    def _affine(u: Node, on):
+        """The learned weight and bias of the norm module u when it has them (Op.learned)."""
+        return (Operand("", "tensor", f"{u.path}.weight"), Operand("", "tensor", f"{u.path}.bias")) if on else ()
 
     # -- epilogue ops --------------------------------------------------------------------------
     def convert(self, u: Node):
@@ -496,7 +528,8 @@ class _Mapper:
             if a.get("num_channels") != s[1]:
                 raise Refused(u, f"GroupNorm over {a.get('num_channels')} channels of a value of shape {s}")
             args = [str(a["num_groups"])] + self._eps(a) + ([] if a.get("affine", True) else ["affine=false"])
-            return self.add_op(Op(u.name, "group_norm", tuple(args), v, node=u), shape)
+            return self.add_op(Op(u.name, "group_norm", tuple(args), v, node=u,
+                                  learned=self._affine(u, a.get("affine", True))), shape)
         if op.startswith("instance_norm"):
             return self.instance_norm(u, v, op, shape)
         if op == "layer_norm":
@@ -509,7 +542,8 @@ class _Mapper:
             if a.get("elementwise_affine", True) and not a.get("has_bias", True):
                 raise Refused(u, "LayerNorm(bias=False): the spec's layer_norm has a weight and a bias or neither")
             args = [str(len(ns))] + self._eps(a) + ([] if a.get("elementwise_affine", True) else ["affine=false"])
-            return self.add_op(Op(u.name, "layer_norm", tuple(args), v, node=u), shape)
+            return self.add_op(Op(u.name, "layer_norm", tuple(args), v, node=u,
+                                  learned=self._affine(u, a.get("elementwise_affine", True))), shape)
         raise Refused(u, f"{op} is not an epilogue op the spec language has")
 
     def _has_dim(self, u):
@@ -668,7 +702,8 @@ class _Mapper:
             raise Refused(u, f"BatchNorm over {a.get('num_features')} features of a value of shape {s}")
         if a.get("training", False) or not a.get("track_running_stats", True):
             args = self._eps(a) + ([] if a.get("affine", True) else ["affine=false"])
-            return self.add_op(Op(u.name, "batch_norm", tuple(args), v, node=u), shape)
+            return self.add_op(Op(u.name, "batch_norm", tuple(args), v, node=u,
+                                  learned=self._affine(u, a.get("affine", True))), shape)
         mid = self.add_op(Op(self.fresh(), "mul", (), v, Operand("param[k]", "bn_scale", u.path), node=u), shape)
         return self.add_op(Op(u.name, "add", (), mid, Operand("param[k]", "bn_shift", u.path), node=u), shape)
 
@@ -691,7 +726,8 @@ class _Mapper:
         if len(s) != nd + 2:
             raise Refused(u, f"InstanceNorm{nd}d on a value of shape {s}")
         args = tuple(self._eps(a)) + (("affine=true",) if a.get("affine", False) else ())
-        return self.add_op(Op(u.name, "instance_norm", args, v, node=u), shape)
+        return self.add_op(Op(u.name, "instance_norm", args, v, node=u,
+                              learned=self._affine(u, a.get("affine", False))), shape)
 
     # -- the whole model -------------------------------------------------------------------------
     def run(self):
@@ -815,7 +851,7 @@ class _Mapper:
 
     def linearize(self, result):
         use = self.uses(result)
-        stages, names, params = [], {}, []
+        stages, names, params, inputs = [], {}, [], {}
         letters = iter("abcdefghijklmnopqrstuvwxyz")
 
         def settle(v, nxt):
@@ -851,6 +887,10 @@ class _Mapper:
                 operand = y.text
                 if y.kind in ("tensor", "bn_scale", "bn_shift"):
                     params.append(y)
+                elif y.kind == "input":
+                    source = f"input:{self.inputs.index(self.g.by_name[y.path])}"
+                    if source not in inputs.values():
+                        inputs[f"input{len(inputs) + 1}"] = source
             else:
                 operand = None
             args = list(o.args)
@@ -861,11 +901,12 @@ class _Mapper:
             if operand is not None:
                 args = [operand] + args
             stages.append(f"{op}({','.join(args)})" if args else op)
+            params.extend(o.learned)
             cur = o.name
             settle(cur, ops[i + 1] if i + 1 < len(ops) else None)
         if cur != result:
             raise Refused(None, "the epilogue's last value is not the model's output")
-        return stages, params
+        return stages, params, inputs
 
 
 def map_model(graph: Graph) -> Mapped:
@@ -883,6 +924,7 @@ def map_model(graph: Graph) -> Mapped:
             o.y = spec_value(o.y)
     result = spec_value(result)
     m.rewrite(result)
-    stages, params = m.linearize(result)
+    stages, params, inputs = m.linearize(result)
     main = m.main_text
-    return Mapped(" | ".join([main] + stages), main, m.main.path or m.main.name, stages, params, m.input_uses)
+    return Mapped(" | ".join([main] + stages), main, m.main.path or m.main.name, stages, params, m.input_uses,
+                  m.main_operands, inputs)

@@ -225,3 +225,80 @@ def test_a_failed_tune_says_why_from_its_results_not_the_database_path():
                    "unfused.stages: failed (cuDNN: no engine)")
     assert kb.failed_tune_reason({}, "fusetune: out of memory\ndatabase /tmp/x/tuning.db\n") == "fusetune: out of memory"
     assert kb.failed_tune_reason({}, "database /tmp/x/tuning.db\n") == ""
+
+
+def v2_fusetune(tmp_path):
+    """A stand-in binary for a GPU run: from-torch maps 7 whole (its --json holds a `model` entry: a
+    version-2 problem) and 1 as a conv2d chain block (no `model` entry); tune verifies a winner;
+    export writes a ModelNew naming its math mode and logs its arguments to export.log."""
+    script = tmp_path / "fusetune-v2"
+    script.write_text(
+        "#!" + sys.executable + "\n"
+        "import json, sys\n"
+        "a = sys.argv\n"
+        "if a[1] == 'from-torch':\n"
+        "    whole = '7_Other' in a[2]\n"
+        "    doc = {'schema': 'fusetune.from-torch/1', 'unmatched': [],\n"
+        "           'blocks': [] if whole else [{'spec': 'conv2d'}]}\n"
+        "    if whole:\n"
+        "        doc['model'] = {'spec': 'linear(m=8,k=16,n=4) | relu', 'main': 'lin', 'params': [], 'inputs': [],\n"
+        "                        'main_operands': {'w': 'lin.weight', 'bias': 'lin.bias'}, 'input_operands': {}}\n"
+        "    json.dump(doc, open(a[a.index('--json') + 1], 'w'))\n"
+        "    print(doc['model']['spec'] if whole else 'conv2d(n=2,c=3,h=8,w=8,k=4,r=3) | relu')\n"
+        "    sys.exit(0)\n"
+        "math = a[a.index('--math') + 1]\n"
+        "if a[1] == 'tune':\n"
+        "    print(json.dumps({'winner': 'unfused.stages'}))\n"
+        "    sys.exit(0)\n"
+        "if a[1] == 'export':\n"
+        f"    open({str(tmp_path / 'export.log')!r}, 'a').write(json.dumps(a[2:]) + '\\n')\n"
+        "    if a[2].startswith('linear') and '--init' not in a:\n"
+        "        print('fusetune: --format kernelbench of a version-2 problem needs --init FILE', file=sys.stderr)\n"
+        "        sys.exit(2)\n"
+        "    open(a[a.index('-o') + 1], 'w').write('class ModelNew: math = ' + repr(math) + '\\n')\n"
+        "    sys.exit(0)\n"
+        "sys.exit(9)\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_a_version_2_export_gets_the_init_file_a_conv2d_chain_does_not(tmp_path, monkeypatch):
+    checkout, binary, out = fake_checkout(tmp_path), v2_fusetune(tmp_path), tmp_path / "run"
+    monkeypatch.setattr(kb, "cuda_available", lambda: True)
+    monkeypatch.setattr(kb, "kernelbench_modules", lambda path: (FakeEval(), None, None))
+    derived = []
+
+    def fake_write_init(path, ref_src, model_doc, seed, init_path):  # init_recipe needs torch: tested there
+        derived.append((os.path.basename(path), model_doc["main_operands"], seed))
+        open(init_path, "w").write("{}\n")
+        return init_path, None
+    monkeypatch.setattr(kb, "write_init", fake_write_init)
+    argv = ["--kernelbench", str(checkout), "--fusetune", str(binary), "--problems", "1,7", "--out", str(out),
+            "--no-timing"]
+    assert kb.main(argv) == 0
+    exports = [json.loads(ln) for ln in (tmp_path / "export.log").read_text().splitlines()]
+    init = str(out / "level2" / "7_init.json")
+    # 1 (a conv2d chain) exports as before; 7 with --init, in both math modes of --math auto, derived once
+    assert [("--init" in e, e[e.index("--init") + 1] if "--init" in e else None) for e in exports] == [
+        (False, None), (False, None), (True, init), (True, init)]
+    assert derived == [("7_Other.py", {"w": "lin.weight", "bias": "lin.bias"}, 42)]
+    rec = json.loads((out / "level2" / "7.json").read_text())
+    assert rec["status"] == "KernelBench-correct" and rec["math"] == "fp32"
+
+    # a refusal: the export runs without --init, and where it fails (a version-2 problem) the refusal's
+    # one-line reason is the attempt's; a conv2d chain from-torch mapped whole would export all the same
+    (tmp_path / "export.log").unlink()
+    monkeypatch.setattr(kb, "write_init", lambda *a: (None, "init file: 'w' is neither torch.randn nor torch.rand"))
+    assert kb.main(argv + ["--force", "--problems", "7"]) == 0
+    rec = json.loads((out / "level2" / "7.json").read_text())
+    assert rec["status"] == "not exported" and rec["reason"] == "init file: 'w' is neither torch.randn nor torch.rand"
+    assert ["--init" in json.loads(ln) for ln in (tmp_path / "export.log").read_text().splitlines()] == [False]
+
+
+def test_from_torch_json_without_a_whole_model_mapping_means_no_init(tmp_path):
+    assert kb.mapped_model(str(tmp_path / "missing.json")) is None
+    doc = tmp_path / "ft.json"
+    doc.write_text(json.dumps({"blocks": [{"spec": "conv2d"}], "model": {"refused": "model.py:3: ..."}}))
+    assert kb.mapped_model(str(doc)) is None
+    doc.write_text(json.dumps({"blocks": [], "model": {"spec": "linear(m=8,k=16,n=4)", "main_operands": {}}}))
+    assert kb.mapped_model(str(doc))["spec"] == "linear(m=8,k=16,n=4)"

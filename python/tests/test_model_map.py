@@ -199,3 +199,69 @@ def test_a_second_main_operator_is_refused():
     g = build(("l2", "linear", (Ref("m"),), {}, {"in_features": 32, "out_features": 4, "bias": True}, (8, 4)))
     with pytest.raises(Refused, match="a second main operator"):
         map_model(g)
+
+
+# -- where the main operator's weight and bias, the parameters and the extra inputs come from ----------
+# (from-torch's model JSON carries these; init_recipe.bind turns them into an init file's bind)
+
+def test_main_operands_of_a_module_main_operator():
+    g = build(("r", "relu", (Ref("m"),), {}, {}, S))
+    m = map_model(g)
+    assert m.main_operands == {"w": "lin.weight", "bias": "lin.bias"} and m.input_operands == {}
+    g = build(("r", "relu", (Ref("m"),), {}, {}, S),
+              main=("linear", {"in_features": 16, "out_features": 32, "bias": False}))
+    assert map_model(g).main_operands == {"w": "lin.weight"}  # no bias: no entry
+
+
+def test_main_operands_of_parameters_read_by_functions():
+    # x @ W.T (linear without bias) and x @ W (matmul): the parameter's path either way
+    for node, spec_start in ((Node("wt", "getattr", (Ref("w"), "T"), shape=(16, 32)), "linear("),
+                             (Node("wt", "clone", (Ref("w"),), shape=(16, 32)), "matmul(")):
+        wshape = (32, 16) if node.op == "getattr" else (16, 32)
+        g = Graph([Node("x", "input", shape=(8, 16)), Node("w", "param", path="weight", shape=wshape), node,
+                   Node("mm", "matmul", (Ref("x"), Ref("wt")), shape=S), Node("output", "output", (Ref("mm"),))])
+        m = map_model(g)
+        assert m.spec.startswith(spec_start) and m.main_operands == {"w": "weight"}
+    # F.linear(x, W, b)
+    g = Graph([Node("x", "input", shape=(8, 16)), Node("w", "param", path="weight", shape=(32, 16)),
+               Node("b", "param", path="b", shape=(32,)),
+               Node("l", "linear_functional", (Ref("x"), Ref("w"), Ref("b")), shape=S),
+               Node("output", "output", (Ref("l"),))])
+    assert map_model(g).main_operands == {"w": "weight", "bias": "b"}
+
+
+def test_bmm_of_two_inputs_and_an_extra_input_numbered_as_the_plan_numbers_it():
+    # bmm(x, y) + z: y is the main operator's second operand (w = input:1); z is the spec's input2, the
+    # plan's first extra input (the parser numbers them in order of first use): input1 -> input:2
+    o = (4, 8, 32)
+    g = Graph([Node("x", "input", shape=(4, 8, 16)), Node("y", "input", shape=(4, 16, 32)),
+               Node("z", "input", shape=o), Node("mm", "bmm", (Ref("x"), Ref("y")), shape=o),
+               Node("a", "add", (Ref("mm"), Ref("z")), shape=o), Node("p", "mul", (Ref("a"), Ref("z")), shape=o),
+               Node("output", "output", (Ref("p"),))])
+    m = map_model(g)
+    assert m.spec == "matmul(batch=4,m=8,k=16,n=32) | add(input2) | mul(input2)"
+    assert m.main_operands == {"w": "input:1"}
+    assert m.input_operands == {"input1": "input:2"}
+
+
+def test_an_affine_norms_weight_and_bias_are_parameters_in_the_specs_order():
+    # The parser numbers a norm's weight and bias with the param operands, in order of appearance
+    # (spec/stage_parser.cpp): here param0 = gn.weight, param1 = gn.bias, param2 = scale.
+    attrs = {"in_channels": 3, "out_channels": 8, "kernel_size": (3, 3), "stride": (1, 1), "padding": (0, 0),
+             "dilation": (1, 1), "groups": 1, "padding_mode": "zeros", "bias": True, "module": "Conv2d"}
+    o = (2, 8, 6, 6)
+    gn = {"num_groups": 4, "num_channels": 8, "eps": 1e-5, "affine": True, "module": "GroupNorm"}
+    g = build(Node("s", "param", path="scale", shape=(8, 1, 1)),
+              Node("n", "group_norm", (Ref("m"),), {}, gn, path="gn", shape=o),
+              ("a", "mul", (Ref("n"), Ref("s")), {}, {}, o),
+              inputs=((2, 3, 8, 8),), main=("conv2d", attrs), out_shape=o)
+    m = map_model(g)
+    assert m.spec.endswith("| group_norm(4) | mul(param[k])")
+    assert [(p.kind, p.path) for p in m.params] == [("tensor", "gn.weight"), ("tensor", "gn.bias"),
+                                                    ("tensor", "scale")]
+    assert m.main_operands == {"w": "lin.weight", "bias": "lin.bias"}  # build() names the main module "lin"
+    # without affine, the norm has no parameters
+    g = build(Node("n", "group_norm", (Ref("m"),), {}, dict(gn, affine=False), path="gn", shape=o),
+              ("r", "relu", (Ref("n"),), {}, {}, o), inputs=((2, 3, 8, 8),), main=("conv2d", attrs), out_shape=o)
+    m = map_model(g)
+    assert m.spec.endswith("| group_norm(4,affine=false) | relu") and m.params == []
