@@ -96,7 +96,7 @@ class GpuModelSteps : public testing::Test {
     SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)));
     worker::Session session(setup(spec, math));
     const std::vector<codegen::Variant> variants = codegen::generate_model_variants(spec::parse(spec), limits_);
-    ASSERT_EQ(variants.size(), 2u);
+    ASSERT_GE(variants.size(), 2u);
     for (const codegen::Variant& v : variants) {
       const protocol::RunReply r = run(session, v, math);
       EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
@@ -114,13 +114,16 @@ class GpuModelSteps : public testing::Test {
     }
   }
 
-  // The unfused plan of `spec | add(0.05)` run for `spec`: every output shifted by 0.05.
-  void expect_shift_fails(const std::string& spec, MathMode math) {
-    SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)));
+  // The unfused plan (or, `fused`, epilogue.stages's, whose last run then ends in the shift) of
+  // `spec | add(0.05)` run for `spec`: every output shifted by 0.05.
+  void expect_shift_fails(const std::string& spec, MathMode math, bool fused = false) {
+    SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)) + (fused ? ", epilogue.stages" : ""));
     const spec::Problem shifted = spec::parse(spec + " | add(0.05)");
-    codegen::Variant planted = codegen::generate_model_variants(shifted, limits_).at(0);
-    ASSERT_EQ(planted.candidate, codegen::Candidate::unfused);
-    planted.name = planted.design = "unfused.planted-shift";
+    const auto variants = codegen::generate_model_variants(shifted, limits_);
+    ASSERT_EQ(variants.size(), fused ? 3u : variants.size());
+    codegen::Variant planted = variants.at(fused ? 2 : 0);
+    ASSERT_EQ(planted.candidate, fused ? codegen::Candidate::epilogue : codegen::Candidate::unfused);
+    planted.name = planted.design = planted.design + ".planted-shift";
     worker::Session session(setup(spec, math));
     const protocol::RunReply r = run(session, planted, math);
     EXPECT_EQ(r.status, Status::wrong_result) << r.reason;
@@ -150,6 +153,22 @@ TEST_F(GpuModelSteps, MoreFamiliesVerify) {
            "conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | max_pool2d(2)",
        })
     expect_all_verify(spec, MathMode::tf32);
+}
+
+// epilogue.stages: runs of elementwise ops in one kernel (scalars, per-channel parameters, an
+// extra input, a named value as operands), verified like every variant; a shift planted at the
+// end of a run fails.
+TEST_F(GpuModelSteps, FusedElementwiseRunsVerify) {
+  for (const char* spec : {
+           "linear(m=64,k=32,n=48) | sub(2) | mul(1.5) | relu",
+           "conv_transpose2d(n=2,c=4,h=5,w=5,k=3,r=3,stride=2,pad=1,out_pad=1) | add(param[k]) | clamp(0,1) | "
+           "mul(2) | clamp(0,1) | div(2)",
+           "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | as a | sigmoid | mul(a) | add(input1) | tanh",
+       }) {
+    ASSERT_EQ(codegen::generate_model_variants(spec::parse(spec), limits_).size(), 3u) << spec;
+    for (MathMode math : {MathMode::tf32, MathMode::fp32}) expect_all_verify(spec, math);
+  }
+  expect_shift_fails("linear(m=64,k=32,n=48) | sub(2) | mul(1.5) | relu", MathMode::tf32, true);
 }
 
 TEST_F(GpuModelSteps, APlantedShiftedStageFailsVerification) {

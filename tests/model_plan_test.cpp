@@ -187,10 +187,11 @@ void check_dataflow(const Case& c, const Variant& v, const StageProgram& prog) {
 }
 
 TEST(ModelPlans, AreSoundAndRoundTrip) {
+  size_t fused_count = 0;
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.text);
     const std::vector<Variant> vs = generate_model_variants(c.problem, limits());
-    ASSERT_EQ(vs.size(), 2u);
+    ASSERT_TRUE(vs.size() == 2u || vs.size() == 3u) << vs.size();
     const Variant& unfused = vs[0];
     const Variant& floor = vs[1];
     EXPECT_EQ(unfused.candidate, Candidate::unfused);
@@ -222,7 +223,25 @@ TEST(ModelPlans, AreSoundAndRoundTrip) {
     if (!prog.kernels.empty()) {
       EXPECT_EQ(unfused.source, render_stage_module(prog));
     }
+    // epilogue.stages: where a run of elementwise ops fuses, the same plan with fewer kernels,
+    // each value still where the next kernel reads it, and less traffic.
+    if (vs.size() == 3u) {
+      ++fused_count;
+      const Variant& fused = vs[2];
+      EXPECT_EQ(fused.candidate, Candidate::epilogue);
+      EXPECT_EQ(fused.role(), Role::solution);
+      EXPECT_EQ(fused.name, "epilogue.stages");
+      const StageProgram fprog =
+          render_stage_program(c.problem, StagePrecision::fp32, StageOptions{.fuse_elementwise = true});
+      EXPECT_LT(fprog.kernels.size(), prog.kernels.size());
+      check_dataflow(c, fused, fprog);
+      if (HasFatalFailure()) return;
+      EXPECT_LT(fused.kernel_bytes, unfused.kernel_bytes);
+    }
   }
+  std::printf("[ model    ] epilogue.stages fuses a run of elementwise ops in %zu of %zu problems\n", fused_count,
+              cases().size());
+  EXPECT_GT(fused_count, cases().size() / 3);
 }
 
 TEST(ModelPlans, MainStepsAreTheProblemsOperator) {
@@ -358,11 +377,13 @@ TEST(ModelPlans, EveryKernelCompilesForSm90) {
   std::map<std::string, std::string> sources;  // name -> standalone source
   std::set<std::string> step_names;
   for (const Case& c : cases()) {
-    for (const StageKernel& k : render_stage_program(c.problem, StagePrecision::fp32).kernels)
-      sources.emplace(k.name, k.source);
-    const std::vector<Variant> vs = generate_model_variants(c.problem, limits());
-    for (const Step& st : vs.at(0).plan)
-      if (st.kind() == StepKind::kernel) step_names.insert(st.kernel().name);
+    for (const StageOptions o : {StageOptions{}, StageOptions{.fuse_elementwise = true}})
+      for (const StageKernel& k : render_stage_program(c.problem, StagePrecision::fp32, o).kernels)
+        sources.emplace(k.name, k.source);
+    // every variant's kernels: unfused.stages's and epilogue.stages's
+    for (const Variant& v : generate_model_variants(c.problem, limits()))
+      for (const Step& st : v.plan)
+        if (st.kind() == StepKind::kernel) step_names.insert(st.kernel().name);
   }
   for (const std::string& n : step_names) EXPECT_TRUE(sources.count(n)) << n;
   std::vector<std::string> names;

@@ -50,6 +50,14 @@ struct ft_st_ew_geom {
   long long ext[FT_ST_MAX_RANK];
   long long sx[FT_ST_MAX_RANK], sa0[FT_ST_MAX_RANK], sa1[FT_ST_MAX_RANK];
 };
+// A run of elementwise ops in one pass (the `epilogue.stages` design): the output's extents,
+// x's strides and each tensor operand's (FT_ST_CHAIN_OPERANDS at most; an absent one stride 0).
+#define FT_ST_CHAIN_OPERANDS 4
+struct ft_st_chain_geom {
+  long long rank, total;
+  long long ext[FT_ST_MAX_RANK], sx[FT_ST_MAX_RANK];
+  long long sa[FT_ST_CHAIN_OPERANDS][FT_ST_MAX_RANK];
+};
 // Rows: row r starts at the offset of r over the kept dims (kext, kstr); its elements are the
 // offsets of j < len over the reduced dims (rext, rstr). Outputs of reduce, logsumexp: out[r]
 // (the keepdim and the dropped layout are the same); of norm statistics: out[2r] = mean,
@@ -414,6 +422,34 @@ __device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restric
   }
 }
 
+// ---- a run of elementwise ops ------------------------------------------------------------
+// OP()(v, chan) applies the run's ops in order; chan[j] holds this element's tensor operand j
+// (the run numbers its ops' tensor operands in order). One read of x and of each operand, one
+// write: eager's k passes over the value become one.
+template <typename T, typename I, typename OP>
+__device__ __forceinline__ void ft_st_chain(const T* __restrict__ x, const T* const (&a)[FT_ST_CHAIN_OPERANDS],
+                                            T* __restrict__ out, const ft_st_chain_geom& g) {
+  const I step = (I)gridDim.x * blockDim.x;
+  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
+    I ox = 0, o[FT_ST_CHAIN_OPERANDS] = {}, rest = i;
+#pragma unroll
+    for (int d = FT_ST_MAX_RANK - 1; d >= 0; --d) {
+      if (d < g.rank) {
+        const I e = (I)g.ext[d];
+        const I c = d == 0 ? rest : rest % e;
+        rest /= e;
+        ox += c * (I)g.sx[d];
+#pragma unroll
+        for (int j = 0; j < FT_ST_CHAIN_OPERANDS; ++j) o[j] += c * (I)g.sa[j][d];
+      }
+    }
+    T chan[FT_ST_CHAIN_OPERANDS];
+#pragma unroll
+    for (int j = 0; j < FT_ST_CHAIN_OPERANDS; ++j) chan[j] = a[j] != nullptr ? a[j][o[j]] : T(0);
+    out[i] = OP()(x[ox], chan);
+  }
+}
+
 // ---- norm apply -----------------------------------------------------------------------------
 // out[i] = (x[i] - mean) * rstd, then * w, then + b (model_stages.cpp's order); x, out dense of
 // the same shape (g.sx), w and b (nullptr when absent) read through broadcast strides (sa0, sa1).
@@ -441,6 +477,14 @@ __device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const 
       NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ a0, const ft_st_t* __restrict__ a1, \
            ft_st_t* __restrict__ out, const ft_st_ew_geom g) {                                    \
     ft_st_elementwise<ft_st_t, IDX, OP>(x, a0, a1, out, g);                                       \
+  }
+#define FT_DEFINE_STAGE_CHAIN(NAME, OP, IDX)                                                       \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ a0, const ft_st_t* __restrict__ a1, \
+           const ft_st_t* __restrict__ a2, const ft_st_t* __restrict__ a3, ft_st_t* __restrict__ out, \
+           const ft_st_chain_geom g) {                                                            \
+    const ft_st_t* const a[FT_ST_CHAIN_OPERANDS] = {a0, a1, a2, a3};                              \
+    ft_st_chain<ft_st_t, IDX, OP>(x, a, out, g);                                                  \
   }
 #define FT_DEFINE_STAGE_ROWS_THREAD(NAME, MODE, IDX)                                               \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
@@ -480,6 +524,7 @@ struct ft_st_sample_op {
   __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const { return ft_max(v + chan[0], 0.0f); }
 };
 FT_DEFINE_STAGE_ELEMENTWISE(ft_st_sample_elementwise, ft_st_sample_op, int)
+FT_DEFINE_STAGE_CHAIN(ft_st_sample_chain, ft_st_sample_op, long long)
 FT_DEFINE_STAGE_ROWS_THREAD(ft_st_sample_rows_thread, FT_ST_MODE_SOFTMAX, int)
 FT_DEFINE_STAGE_ROWS_BLOCK(ft_st_sample_rows_block, FT_ST_MODE_NORM_STATS, long long)
 FT_DEFINE_STAGE_ROWS_SPLIT(ft_st_sample_rows_split, FT_ST_MODE_NORM_STATS, int)

@@ -4,6 +4,8 @@
 //            then one kernel per stage from render_stage_program (fp32), out of place
 //   cudnn    the floor: the main operator alone (its output verified against the main op's own
 //            reference; never a winner)
+//   epilogue `epilogue.stages`: as unfused, with every run of elementwise ops of one shape in one
+//            kernel (one pass over the value instead of one per op); made only where it saves one
 // Values ping-pong between flat scratch buffers: a value's buffer is free again after the last
 // kernel that reads it (a named value lives until its last use), the output gets its own buffer
 // of the output's shape, and value 0 (the main output) is row-major (N, K, [O,] P, Q) or
@@ -79,7 +81,8 @@ std::string_view geom_type(const StageGeom& g) {
     case 0: return "ft_st_ew_geom";
     case 1: return "ft_st_rows_geom";
     case 2: return "ft_st_pool_geom";
-    default: return "ft_st_group_geom";
+    case 3: return "ft_st_group_geom";
+    default: return "ft_st_chain_geom";
   }
 }
 
@@ -108,11 +111,12 @@ Variant floor_variant(const spec::Problem& p) {
   return v;
 }
 
-Variant unfused_variant(const spec::Problem& p) {
-  const StageProgram prog = render_stage_program(p, StagePrecision::fp32);
+// The main step, then `prog`'s kernels: `unfused.stages` (one kernel per stage) or
+// `epilogue.stages` (runs of elementwise ops fused, StageOptions::fuse_elementwise).
+Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candidate candidate, const std::string& name) {
   Variant v;
-  v.candidate = Candidate::unfused;
-  v.design = v.name = "unfused.stages";
+  v.candidate = candidate;
+  v.design = v.name = name;
   v.source = prog.kernels.empty() ? std::string() : render_stage_module(prog);
   const MainBuffers m = add_main_inputs(v, p);
   std::vector<BufferRef> params, extras, scratch;
@@ -216,8 +220,13 @@ Variant unfused_variant(const spec::Problem& p) {
 std::vector<Variant> generate_model_variants(const spec::Problem& problem, const gpu::DeviceLimits& /*limits*/) {
   require_model_problem(problem);
   std::vector<Variant> out;
-  out.push_back(unfused_variant(problem));
+  const StageProgram unfused = render_stage_program(problem, StagePrecision::fp32);
+  out.push_back(stages_variant(problem, unfused, Candidate::unfused, "unfused.stages"));
   out.push_back(floor_variant(problem));
+  // Only where fusing saves a kernel: otherwise it is `unfused` under another name.
+  const StageProgram fused = render_stage_program(problem, StagePrecision::fp32, StageOptions{.fuse_elementwise = true});
+  if (fused.kernels.size() < unfused.kernels.size())
+    out.push_back(stages_variant(problem, fused, Candidate::epilogue, "epilogue.stages"));
   return out;
 }
 

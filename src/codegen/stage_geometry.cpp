@@ -80,6 +80,23 @@ StageEwGeom ew_geom(const Shape& out, const Shape& x, const Shape* a0, const Sha
   return g;
 }
 
+StageChainGeom chain_geom(const Shape& out, const Shape& x, const std::vector<const Shape*>& operands) {
+  if (operands.size() > size_t(kStageChainOperands)) throw InputError("stage kernels: a run with too many operands");
+  std::vector<std::vector<int64_t>> strides = {broadcast_strides(x, out)};
+  for (size_t j = 0; j < size_t(kStageChainOperands); ++j) {
+    const Shape* a = j < operands.size() ? operands[j] : nullptr;
+    strides.push_back(a ? broadcast_strides(*a, out) : std::vector<int64_t>(out.size(), 0));
+  }
+  const Dims d = simplify(out, strides);
+  StageChainGeom g;
+  g.rank = int64_t(d.ext.size());
+  g.total = spec::elems(out);
+  fill(g.ext, d.ext);
+  fill(g.sx, d.strides[0]);
+  for (size_t j = 0; j < size_t(kStageChainOperands); ++j) fill(g.sa[j], d.strides[j + 1]);
+  return g;
+}
+
 // Rows over `in`: the dims in `reduced` make a row; the others, in order, number the rows.
 StageRowsGeom rows_geom(const Shape& in, const std::vector<bool>& reduced, double eps) {
   const std::vector<int64_t> st = dense_strides(in);

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/fnv1a.hpp"
+#include "codegen/op_render.hpp"
 #include "codegen/stage_geometry.hpp"
 #include "codegen/stage_text.hpp"
 #include "spec/ops.hpp"
@@ -47,7 +48,10 @@ StageArg geom_arg(StageGeom g) {
 // Renders the program stage by stage, tracking the current value.
 class Renderer {
  public:
-  Renderer(const spec::Problem& problem, StagePrecision precision) : precision_(precision) {
+  Renderer(const spec::Problem& problem, StagePrecision precision, StageOptions options)
+      : precision_(precision), options_(options) {
+    if (options.fuse_elementwise && precision != StagePrecision::fp32)
+      throw InputError("stage kernels: fused elementwise runs are rendered in fp32 only");
     const GeneralEpilogue general = general_epilogue(problem);
     general_ = problem;
     general_.pre.clear();
@@ -71,13 +75,74 @@ class Renderer {
   }
 
   StageProgram run() {
-    for (size_t i = 0; i < general_.stages.size(); ++i) stage(int(i));
+    const int n = int(general_.stages.size());
+    for (int i = 0; i < n;) {
+      const int end = options_.fuse_elementwise ? run_end(i) : i + 1;
+      if (end - i >= 2) chain(i, end);
+      else stage(i);
+      i = std::max(end, i + 1);
+    }
     prog_.output_value = current_;
     return std::move(prog_);
   }
 
  private:
   double bytes(const Shape& s) const { return double(spec::elems(s)) * double(prog_.elem_bytes); }
+
+  // The end of the run of fusable stages from i: elementwise ops that keep the value's shape, with
+  // kStageChainOperands tensor operands at most among them (i itself when it is none).
+  int run_end(int i) const {
+    int operands = 0;
+    int j = i;
+    for (; j < int(general_.stages.size()); ++j) {
+      const spec::Stage& st = general_.stages[size_t(j)];
+      if (st.kind != StageKind::op || shapes_[size_t(j)] != shapes_[size_t(j) + 1]) break;
+      const auto tensors = std::count_if(st.op.args.begin(), st.op.args.end(), [](const spec::Operand& a) { return !a.scalar(); });
+      if (operands + int(tensors) > kStageChainOperands) break;
+      operands += int(tensors);
+    }
+    return j;
+  }
+
+  // Stages [first, last), elementwise ops of one shape, as one kernel: the ops applied in order to
+  // each element in registers, their tensor operands numbered across the run (chan[slot]).
+  void chain(int first, int last) {
+    const Shape& shape = shapes_[size_t(first)];
+    std::vector<StageArg> args{value_arg(current_)};
+    std::vector<Shape> operand_shapes;
+    double moved = 2 * bytes(shape);
+    int64_t largest = spec::elems(shape);
+    std::string comment, body;
+    for (int s = first; s < last; ++s) {
+      spec::Op local = general_.stages[size_t(s)].op;
+      for (auto& a : local.args) {
+        if (a.scalar()) continue;
+        auto [arg, ashape] = operand(a);
+        args.push_back(arg);
+        moved += bytes(ashape);
+        largest = std::max(largest, spec::elems(ashape));
+        a = spec::Operand{true, 0.0, int(operand_shapes.size())};
+        operand_shapes.push_back(ashape);
+      }
+      comment += (s > first ? " | " : "") + op_comment(general_.stages[size_t(s)].op);
+      body += "    v = " + render_op_expr(local, "v", ChanLayout{1, false}) + ";\n";
+    }
+    std::vector<const Shape*> present;
+    for (const Shape& a : operand_shapes) present.push_back(&a);
+    while (args.size() < size_t(1 + kStageChainOperands)) args.push_back(kind_arg(StageArgKind::null, -1));
+    const KernelId id = kernel_id("ft_st_chain_" + hex16(fnv1a64(comment + "\n" + body)), largest);
+    const std::string functor = id.name + "_fn";
+    const std::string code = "// " + comment + "\nstruct " + functor +
+                             " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
+                             "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n" +
+                             body + "    return v;\n  }\n};\nFT_DEFINE_STAGE_CHAIN(" + id.name + ", " + functor + ", " +
+                             id.index + ")\n";
+    const int dst = new_value(shape);
+    args.push_back(value_arg(dst, true));
+    args.push_back(geom_arg(chain_geom(shape, shape, present)));
+    add(first, id.name, code, launch(grid_for(spec::elems(shape), kBlock), uint32_t(kBlock)), std::move(args), moved);
+    current_ = dst;
+  }
 
   int new_value(const Shape& s) {
     prog_.value_shapes.push_back(s);
@@ -281,6 +346,7 @@ class Renderer {
   }
 
   StagePrecision precision_;
+  StageOptions options_;
   spec::Problem general_;
   std::vector<Shape> shapes_;
   std::vector<Shape> named_shapes_;
@@ -316,8 +382,8 @@ GeneralEpilogue general_epilogue(const spec::Problem& problem) {
   return g;
 }
 
-StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision) {
-  return Renderer(problem, precision).run();
+StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision, StageOptions options) {
+  return Renderer(problem, precision, options).run();
 }
 
 std::string render_stage_module(const StageProgram& program) {

@@ -51,11 +51,18 @@ struct StagePoolGeom {  // ft_st_pool_geom
 struct StageGroupGeom {  // ft_st_group_geom
   int64_t div = 1, mod = 1;
 };
+inline constexpr int kStageChainOperands = 4;  // FT_ST_CHAIN_OPERANDS
+struct StageChainGeom {  // ft_st_chain_geom
+  int64_t rank = 0, total = 0;
+  std::array<int64_t, kStageMaxRank> ext{}, sx{};
+  std::array<std::array<int64_t, kStageMaxRank>, kStageChainOperands> sa{};
+};
 static_assert(sizeof(StageEwGeom) == 8 * (2 + 4 * kStageMaxRank));
 static_assert(sizeof(StageRowsGeom) == 8 * (6 + 4 * kStageMaxRank + 1));
 static_assert(sizeof(StagePoolGeom) == 8 * (1 + 15 + 1));
 static_assert(sizeof(StageGroupGeom) == 16);
-using StageGeom = std::variant<StageEwGeom, StageRowsGeom, StagePoolGeom, StageGroupGeom>;
+static_assert(sizeof(StageChainGeom) == 8 * (2 + (2 + kStageChainOperands) * kStageMaxRank));
+using StageGeom = std::variant<StageEwGeom, StageRowsGeom, StagePoolGeom, StageGroupGeom, StageChainGeom>;
 
 // One kernel argument, in the kernel's parameter order.
 enum class StageArgKind {
@@ -98,9 +105,17 @@ struct StageProgram {
   int output_value = 0;                         // the problem's output
 };
 
+// How stages become kernels: one per stage as eager runs them, or (fuse_elementwise: the
+// `epilogue.stages` design) every run of consecutive elementwise ops that keep the value's shape,
+// with at most kStageChainOperands tensor operands among them, as one kernel (FT_DEFINE_STAGE_CHAIN).
+struct StageOptions {
+  bool fuse_elementwise = false;
+};
+
 // Throws spec::ShapeFault / InputError for a problem the shape rules reject or an op without its
-// operands; a tensor of rank above kStageMaxRank is an InputError.
-[[nodiscard]] StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision);
+// operands; a tensor of rank above kStageMaxRank is an InputError. fuse_elementwise is fp32 only.
+[[nodiscard]] StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision,
+                                                StageOptions options = {});
 
 // One source defining every distinct kernel of the program (each name once): what a Variant
 // carries as its single source.
