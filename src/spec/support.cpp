@@ -9,8 +9,9 @@ namespace fusetune::spec {
 
 std::optional<std::string> why_not_tunable(const Problem& p) {
   if (p.is_conv2d_chain()) return std::nullopt;
-  // Version 2 (codegen::generate_model_variants): the vendor main operator alone (the floor) and
-  // `unfused` (the main operator, then one kernel per stage), channels-first only.
+  // Version 2 (codegen::generate_model_variants): the vendor main operator alone (the floor),
+  // `unfused` (the main operator, then one kernel per stage) and `epilogue.stages` (runs of
+  // elementwise ops fused), channels-first only.
   if (p.is_conv() && (p.conv.in == Layout::nhwc || p.conv.out == Layout::nhwc))
     return fmt::format("the spec is valid, but tune and compile have no candidates for channels-last {} problems "
                        "yet: version-2 problems are planned channels-first (docs/spec-language.md, \"What tune "
