@@ -3,7 +3,12 @@
 // (torch is not needed to parse), the init file is checked as untrusted input (every refusal one
 // InputError naming what is wrong), and nothing from it reaches the module outside a literal.
 #include <gtest/gtest.h>
+#include <cstdio>
+#include <map>
+#include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "export/export.hpp"
@@ -121,6 +126,27 @@ TEST(ExportModel, RefusesBadInitFiles) {
   const spec::Problem chain = spec::parse("conv2d(n=1,c=3,h=8,w=8,k=4,r=3) | relu");
   const db::WinnerRecord w = winner_for(chain, pick(variants_of(chain), "unfused"), false);
   EXPECT_THROW((void)export_model_torch(chain, w, TorchFlavor::kernelbench, "{}", "init.json"), InputError);
+}
+
+// The client writes what this reader takes: the same classes, keywords and laws as
+// python/fusetune_torch/init_recipe.py (plain Python: no torch needed to read its lists).
+TEST(ExportModel, TheReaderAndTheClientAgreeOnUnits) {
+  if (!have_python()) GTEST_SKIP() << "python3 is not on PATH";
+  const std::string cmd = std::string("cd \"") + FUSETUNE_SOURCE_DIR +
+                          "/python\" && python3 -c \"import json; from fusetune_torch import init_recipe as r; "
+                          "print(json.dumps({'modules': {k: sorted(v) for k, v in r.MODULE_ARGS.items()}, "
+                          "'laws': sorted(r.LAWS)}))\"";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  ASSERT_EQ(::pclose(pipe), 0) << out;
+  const auto doc = nlohmann::json::parse(out);
+  std::map<std::string, std::set<std::string>> client;
+  for (const auto& [k, v] : doc.at("modules").items()) client[k] = v.get<std::set<std::string>>();
+  EXPECT_EQ(client, init_unit_modules());
+  EXPECT_EQ(doc.at("laws").get<std::set<std::string>>(), init_unit_laws());
 }
 
 }  // namespace

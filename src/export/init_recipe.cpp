@@ -11,13 +11,12 @@
 #include "export/python_literal.hpp"
 
 namespace fusetune::exporter {
-namespace {
 
 using nlohmann::json;
 
-// The nn classes a unit may name, with the constructor keywords each takes here (what the client
-// reads back from a built module; anything else would be a keyword the export cannot vouch for).
-const std::map<std::string, std::set<std::string>>& unit_modules() {
+// What the client reads back from a built module; anything else would be a keyword the export
+// cannot vouch for.
+const std::map<std::string, std::set<std::string>>& init_unit_modules() {
   static const std::set<std::string> conv = {"in_channels", "out_channels", "kernel_size", "stride", "padding",
                                              "dilation",    "groups",       "bias"};
   static const std::set<std::string> conv_t = [] {
@@ -46,7 +45,13 @@ const std::map<std::string, std::set<std::string>>& unit_modules() {
   return m;
 }
 
-const std::set<std::string> kLaws = {"randn", "rand", "ones", "zeros"};
+const std::set<std::string>& init_unit_laws() {
+  static const std::set<std::string> laws = {"randn", "rand", "ones", "zeros"};
+  return laws;
+}
+
+namespace {
+
 constexpr size_t kMaxUnits = 64;
 constexpr size_t kMaxRank = 8;
 
@@ -95,10 +100,10 @@ std::string unit_literal(const Ctx& c, const json& u, Unit& out) {
     c.fail(fmt::format("unit name {}: a plain attribute name (letters, digits, '_', not starting with '_')",
                        json(out.name).dump()));
   if (u.contains("module")) {
-    if (!u["module"].is_string() || !unit_modules().contains(u["module"].get<std::string>()))
+    if (!u["module"].is_string() || !init_unit_modules().contains(u["module"].get<std::string>()))
       c.fail(fmt::format("unit '{}': module {} is not one this export rebuilds", out.name, u["module"].dump()));
     out.kind = u["module"].get<std::string>();
-    const auto& allowed = unit_modules().at(out.kind);
+    const auto& allowed = init_unit_modules().at(out.kind);
     if (!u.contains("args") || !u["args"].is_object()) c.fail(fmt::format("unit '{}': \"args\" must be an object", out.name));
     std::string kw = "{";
     for (const auto& [key, value] : u["args"].items()) {
@@ -111,7 +116,7 @@ std::string unit_literal(const Ctx& c, const json& u, Unit& out) {
   if (!u.contains("shape") || !u["shape"].is_array() || u["shape"].size() > kMaxRank ||
       !std::all_of(u["shape"].begin(), u["shape"].end(), small_int))
     c.fail(fmt::format("unit '{}': a parameter needs \"shape\", a list of up to 8 non-negative ints", out.name));
-  if (!u.contains("law") || !u["law"].is_string() || !kLaws.contains(u["law"].get<std::string>()))
+  if (!u.contains("law") || !u["law"].is_string() || !init_unit_laws().contains(u["law"].get<std::string>()))
     c.fail(fmt::format("unit '{}': \"law\" must be one of randn, rand, ones, zeros", out.name));
   double scale = 1.0;
   if (u.contains("scale")) {

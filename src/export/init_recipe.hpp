@@ -5,6 +5,7 @@
 // it against the model; read here as untrusted input: every name, keyword and value is checked
 // against short lists and reaches the module only as a literal. docs/commands.md, "export".
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct InitRecipe {
 // plan reads from outside (weights, bias, param, extra) bound once, nothing else bound, each
 // binding naming a unit of the right kind or a forward argument >= 1. InputError (exit 2) naming
 // the first thing wrong.
+// The nn classes a module unit may name, each with the constructor keywords it may carry, and the
+// laws of a parameter unit: python/fusetune_torch/init_recipe.py writes the same lists (a test
+// compares them).
+[[nodiscard]] const std::map<std::string, std::set<std::string>>& init_unit_modules();
+[[nodiscard]] const std::set<std::string>& init_unit_laws();
+
 [[nodiscard]] InitRecipe parse_init_recipe(const std::string& text, const std::string& path,
                                            const codegen::Variant& v);
 
