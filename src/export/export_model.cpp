@@ -22,11 +22,6 @@
 namespace fusetune::exporter {
 namespace {
 
-std::string without_last_newline(std::string text) {
-  if (text.ends_with('\n')) text.pop_back();
-  return text;
-}
-
 std::vector<int64_t> buffer_shape(const codegen::Buffer& b) {
   std::vector<int64_t> shape;
   for (const auto& [name, extent] : b.dims) shape.push_back(extent);
@@ -98,9 +93,7 @@ std::string export_model_torch(const spec::Problem& problem, const db::WinnerRec
   values["BIND"] = bind_literal(init);
   values["BUFFER_FLOATS"] = buffer_floats(v);
   values["RUNTIME"] = torch_runtime();
-  std::string model_runtime(export_template("torch_model_runtime.py.in"));
-  if (model_runtime.ends_with('\n')) model_runtime.pop_back();
-  values["MODEL_RUNTIME"] = model_runtime;
+  values["MODEL_RUNTIME"] = template_block("torch_model_runtime.py.in");
   return fill_template(export_template("torch_model.py.in"), values);
 }
 

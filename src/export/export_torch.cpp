@@ -40,12 +40,6 @@ std::string param_names(const TorchSignature& sig) {
   return py_list(items);
 }
 
-// The template puts each comment block on lines of its own.
-std::string without_last_newline(std::string text) {
-  if (text.ends_with('\n')) text.pop_back();
-  return text;
-}
-
 }  // namespace
 
 std::string export_torch(const spec::Problem& problem, const db::WinnerRecord& winner, TorchFlavor flavor) {

@@ -50,4 +50,13 @@ std::string_view export_template(const std::string& file_name) {
   return it->second;
 }
 
+std::string without_last_newline(std::string text) {
+  if (text.ends_with('\n')) text.pop_back();
+  return text;
+}
+
+std::string template_block(const std::string& file_name) {
+  return without_last_newline(std::string(export_template(file_name)));
+}
+
 }  // namespace fusetune::exporter

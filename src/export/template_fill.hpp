@@ -14,4 +14,11 @@ namespace fusetune::exporter {
 // An embedded template from export_templates/ by file name; Error when it is missing.
 [[nodiscard]] std::string_view export_template(const std::string& file_name);
 
+// `text` without its final newline: what a placeholder on a line of its own takes (the template
+// line keeps its own newline).
+[[nodiscard]] std::string without_last_newline(std::string text);
+
+// An embedded template inlined into another (the runtimes): export_template, without its last newline.
+[[nodiscard]] std::string template_block(const std::string& file_name);
+
 }  // namespace fusetune::exporter

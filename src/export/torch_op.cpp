@@ -128,10 +128,6 @@ std::string op_constructor(const TorchOp& op, int indent) {
   return out + pad + ")";
 }
 
-std::string torch_runtime() {
-  std::string text(export_template("torch_runtime.py.in"));
-  if (text.ends_with('\n')) text.pop_back();
-  return text;
-}
+std::string torch_runtime() { return template_block("torch_runtime.py.in"); }
 
 }  // namespace fusetune::exporter
