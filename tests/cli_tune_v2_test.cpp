@@ -1,5 +1,5 @@
-// `tune` of version-2 problems without a GPU (issue 43): the command takes them (the floor and
-// `unfused.stages` of codegen::generate_model_variants) and, on the fake worker
+// `tune` of version-2 problems without a GPU (issue 43): the command takes them (the floor,
+// `unfused.stages` and, for a linear chain, fused-gemm of codegen::generate_model_variants) and, on the fake worker
 // (tests/fake_worker.cpp), stores a winner that `query` and `report` show, that `export` writes
 // as a PyTorch module given the init file and refuses in one line as .cu/PTX or without it; without a GPU it says so (exit 3), and a problem past the CPU reference's limits is
 // refused with the reason before any GPU work (exit 2).
@@ -33,11 +33,16 @@ TEST(CliTuneV2, ALinearProblemIsTunedStoredQueriedAndItsExportRefused) {
   ASSERT_EQ(t.code, 0) << t.err << t.out;
   EXPECT_NE(t.out.find("cublaslt.gemm (floor)"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("unfused.stages (baseline)"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("winner   unfused.stages"), std::string::npos) << t.out;
+  // The fake worker's times favour a fused-gemm variant; the floor is never the winner.
+  EXPECT_NE(t.out.find("fused-gemm.n64"), std::string::npos) << t.out;
+  const size_t at = t.out.find("winner   ");
+  ASSERT_NE(at, std::string::npos) << t.out;
+  const std::string winner = t.out.substr(at + 9, t.out.find_first_of(" \n", at + 9) - at - 9);
+  EXPECT_NE(winner, "cublaslt.gemm");
 
   const auto q = run("query " + kLinear + " --db " + db);
   EXPECT_EQ(q.code, 0) << q.err;
-  EXPECT_NE(q.out.find("unfused.stages"), std::string::npos) << q.out;
+  EXPECT_NE(q.out.find(winner), std::string::npos) << winner << "\n" << q.out;
   const auto all = run("query --db " + db + " --format json");
   EXPECT_EQ(all.code, 0) << all.err;
 

@@ -21,6 +21,9 @@ std::vector<Variant> fused_conv(const GenerateInput& in) {
 std::vector<Variant> cudnn_fused(const GenerateInput& in) {
   return generate_cudnn_fused(in.problem, in.shape, in.options);
 }
+std::vector<Variant> fused_gemm(const GenerateInput& in) {
+  return generate_fused_gemm(in.problem, in.limits, in.options);
+}
 
 // The registry. Colours: tests/report_screenshot.py counts bars by their fill, so none may equal
 // a reference line's colour or a plot tint (report/palette.hpp); the registry test checks that.
@@ -34,6 +37,8 @@ constexpr std::array kTable = {
                   .generate = fused_conv, .own_conv = true},
     CandidateInfo{.id = Candidate::cudnn_fused, .name = "cudnn-fused", .role = Role::solution, .colour = "#4c9f5a",
                   .generate = cudnn_fused, .engines_at_run_time = true, .runs_in_torch = false},
+    CandidateInfo{.id = Candidate::fused_gemm, .name = "fused-gemm", .role = Role::solution, .colour = "#8e6bbf",
+                  .generate = fused_gemm, .model_only = true},
 };
 
 }  // namespace

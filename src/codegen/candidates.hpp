@@ -38,6 +38,9 @@ struct CandidateInfo {
   bool runs_in_torch = true;
   // Its kernels compute the convolution themselves: no cuDNN conv runs (export headers say so).
   bool own_conv = false;
+  // Version-2 problems only (a linear or matmul): generate_model_variants calls its generator, and
+  // it makes nothing for a conv2d chain.
+  bool model_only = false;
 };
 
 // Every candidate, in the order generate_variants() produces them.

@@ -122,6 +122,34 @@ inline constexpr int64_t kPersistentBlocks = 132;
 [[nodiscard]] int64_t halo_conv_smem_bytes(const spec::Conv& conv, const Shape& s, const ParamValues& point);
 [[nodiscard]] LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& point);
 
+// ---- fused-gemm: fused_gemm.cu ------------------------------------------------------------
+// A linear (or an unbatched matmul with A (M, K)) with a chain-form epilogue: ft_fused_gemm_pack
+// packs W once (untimed: one swizzled bn x 32 block per column tile and K tile, TF32 or 3xTF32
+// parts), then ft_fused_gemm computes 128 x bn output tiles with wgmma (x from registers, RS
+// form) and applies bias + the epilogue to the accumulators; with a reduction over the features a
+// block reduces its share of the column tiles and ft_fused_gemm_combine joins csplit partials.
+
+inline constexpr int64_t kFusedGemmBk = 32;       // a K tile: one 128-byte swizzle row of TF32
+inline constexpr int64_t kFusedGemmBm = 128;      // rows per block: two consumer warpgroups
+inline constexpr int64_t kFusedGemmThreads = 384;  // one producer and two consumer warpgroups
+
+// Whether the design can compute the problem on the device: sm_90 (wgmma), a linear or an
+// unbatched matmul without trans_a, the chain-form epilogue, K a multiple of 4.
+[[nodiscard]] bool fused_gemm_applies(const spec::Problem& problem, const gpu::DeviceLimits& dev);
+// Whether B is (K, N) (a matmul without trans_b): the pack transposes it to W's (N, K).
+[[nodiscard]] bool fused_gemm_b_kn(const spec::Problem& problem);
+// Parameters bn, stages, csplit (tuned), bm, split, reduce, group_m, b_kn (fixed); design
+// "fused-gemm" (TF32) or "fused-gemm3x" (split: 3xTF32, for --math fp32).
+[[nodiscard]] KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLimits& dev, bool split);
+// The packed W's extents (N rounded up to bn, K rounded up to 32) and floats (times the parts).
+[[nodiscard]] int64_t fused_gemm_kn_pad(const spec::Gemm& g, int64_t bn);
+[[nodiscard]] int64_t fused_gemm_kg_pad(const spec::Gemm& g);
+[[nodiscard]] int64_t fused_gemm_pack_floats(const spec::Gemm& g, const ParamValues& point);
+// Dynamic shared memory of ft_fused_gemm, the template's FT_SMEM_NEEDED: 1024 (alignment slack) +
+// stages x (the x tile 128 x 128 bytes + the W block bn x 128 bytes, twice under 3xTF32) + 24
+// bytes of barriers per stage.
+[[nodiscard]] int64_t fused_gemm_smem_bytes(const ParamValues& point);
+
 // Constraints every design shares: the block fits the device (threads per block and per SM,
 // a whole number of warps, static shared memory per block and per SM).
 void require_block_fits(ParamSpace& space, const gpu::DeviceLimits& dev,

@@ -38,8 +38,8 @@ void check_problem(const spec::Problem& p) {
 std::vector<Variant> generate_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                        const GenerateOptions& options) {
   spec::require_tunable(problem);
-  // Version 2: the floor and `unfused` of generate_model.cpp (no planted variants yet).
-  if (!problem.is_conv2d_chain()) return generate_model_variants(problem, limits);
+  // Version 2: generate_model.cpp's candidates (no planted variants yet).
+  if (!problem.is_conv2d_chain()) return generate_model_variants(problem, limits, options);
   check_problem(problem);
   const Shape s = shape_of(problem);
   std::vector<Variant> all;

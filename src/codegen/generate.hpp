@@ -28,7 +28,7 @@ struct GenerateOptions {
   bool strict_fp32 = false;
 };
 
-// A version-2 problem (not a conv2d chain) gets generate_model_variants' (options unused).
+// A version-2 problem (not a conv2d chain) gets generate_model_variants'.
 // Throws InputError for a problem codegen cannot express (a per-channel operand after the
 // reduction, a parameter index out of range, post-ops without a reduction) or one tune does not
 // take (spec::why_not_tunable).
@@ -37,11 +37,13 @@ struct GenerateOptions {
 
 // The plans of a version-2 problem (any problem that is not conv2d chain form; generate_model.cpp):
 // `unfused` (the main operator through cuBLASLt or a cuDNN graph -- GemmStep, ConvNdStep -- then
-// one per-stage kernel per stage, as eager runs it) and its floor (`cudnn`: the main operator
-// alone). generate_variants (tune, compile) calls it for these problems. `limits` is for the launch
-// shapes' checks to come; today's stage kernels fit every GPU fusetune targets. Throws
-// InputError for a conv2d chain problem, a channels-last one, or one the stage rules reject.
+// one per-stage kernel per stage, as eager runs it), its floor (`cudnn`: the main operator
+// alone), `epilogue.stages` (runs of elementwise ops fused) and, for a linear or matmul with a
+// chain-form epilogue on sm_90, `fused-gemm` (options.strict_fp32: its 3xTF32 design).
+// generate_variants (tune, compile) calls it for these problems. Throws InputError for a conv2d
+// chain problem, a channels-last one, or one the stage rules reject.
 [[nodiscard]] std::vector<Variant> generate_model_variants(const spec::Problem& problem,
-                                                           const gpu::DeviceLimits& limits);
+                                                           const gpu::DeviceLimits& limits,
+                                                           const GenerateOptions& options = {});
 
 }  // namespace fusetune::codegen

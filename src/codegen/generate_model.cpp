@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "codegen/generate.hpp"
+#include "codegen/generate_parts.hpp"
 #include "codegen/model_buffers.hpp"
 #include "codegen/stage_source.hpp"
 #include "common/error.hpp"
@@ -217,7 +218,8 @@ Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candida
 
 }  // namespace
 
-std::vector<Variant> generate_model_variants(const spec::Problem& problem, const gpu::DeviceLimits& /*limits*/) {
+std::vector<Variant> generate_model_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                             const GenerateOptions& options) {
   require_model_problem(problem);
   std::vector<Variant> out;
   const StageProgram unfused = render_stage_program(problem, StagePrecision::fp32);
@@ -227,6 +229,7 @@ std::vector<Variant> generate_model_variants(const spec::Problem& problem, const
   const StageProgram fused = render_stage_program(problem, StagePrecision::fp32, StageOptions{.fuse_elementwise = true});
   if (fused.kernels.size() < unfused.kernels.size())
     out.push_back(stages_variant(problem, fused, Candidate::epilogue, "epilogue.stages"));
+  for (Variant& v : generate_fused_gemm(problem, limits, options)) out.push_back(std::move(v));
   return out;
 }
 

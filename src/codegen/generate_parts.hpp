@@ -23,6 +23,11 @@ namespace fusetune::codegen {
 [[nodiscard]] std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Shape& s,
                                                        const gpu::DeviceLimits& limits, const GenerateOptions& options);
 
+// A linear / unbatched matmul with a chain-form epilogue on sm_90: the wgmma GEMM with the epilogue
+// fused (version-2 buffers; generate_model_variants adds them). None where fused_gemm_applies is false.
+[[nodiscard]] std::vector<Variant> generate_fused_gemm(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                                       const GenerateOptions& options);
+
 // cuDNN's runtime fusion (templates without an engine configuration: tune/tuner.cpp makes one
 // variant per configuration the GPU's cuDNN offers).
 [[nodiscard]] std::vector<Variant> generate_cudnn_fused(const spec::Problem& problem, const Shape& s,

@@ -22,8 +22,8 @@ namespace fusetune::codegen {
 // Which candidate made a variant (docs/architecture.md, "Candidates"). Everything else about a candidate (its
 // name, role, generator, colour, export rules) is its row in the registry, codegen/candidates.hpp.
 // kCandidateCount follows the last value: the registry test checks that each value has a row.
-enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused };
-inline constexpr int kCandidateCount = int(Candidate::cudnn_fused) + 1;
+enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused, fused_gemm };
+inline constexpr int kCandidateCount = int(Candidate::fused_gemm) + 1;
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it
@@ -32,7 +32,7 @@ inline constexpr int kCandidateCount = int(Candidate::cudnn_fused) + 1;
 //   solution  a generated design competing to win
 enum class Role { baseline, floor, solution };
 
-// "unfused" | "cudnn" | "epilogue" | "fused-conv" | "cudnn-fused"
+// "unfused" | "cudnn" | "epilogue" | "fused-conv" | "cudnn-fused" | "fused-gemm"
 [[nodiscard]] std::string_view candidate_name(Candidate c);
 [[nodiscard]] std::optional<Candidate> candidate_from_name(std::string_view name);
 [[nodiscard]] Role role_of(Candidate c);

@@ -175,6 +175,11 @@ std::string check_model_variant(const Variant& v, const spec::Problem& p) {
   const auto fail = [&](const std::string& what) { return fmt::format("variant {}: {}", v.name, what); };
   int64_t largest = std::max(spec::elems(main_input_shape(p)), spec::elems(main_weight_shape(p)));
   for (const Shape& s : spec::epilogue_shapes(p)) largest = std::max(largest, spec::elems(s));
+  // fused-gemm's packed W: under 3xTF32 two parts, N padded to a 256-wide tile and K to 32.
+  if (!p.is_conv()) {
+    const auto up = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
+    largest = std::max(largest, 2 * up(p.gemm.n, 256) * up(p.gemm.k, 32));
+  }
   std::set<std::string> names;
   const std::vector<Shape> param_shapes = general_epilogue(p).param_shapes;
   for (const auto& b : v.buffers) {
