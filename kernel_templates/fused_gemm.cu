@@ -10,6 +10,8 @@
 //                          zero-padded past N and K. One bulk copy moves a stage's block.
 //   ft_fused_gemm          the GEMM and the epilogue.
 //   ft_fused_gemm_combine  (a reduction over features with FT_CSPLIT > 1) the partials -> out.
+// The reduction: min/max/sum/mean through the rendered ft_reduce_*, logsumexp (FT_REDUCE_LSE)
+// through ft_lse.cuh's one-pass shift and sum.
 // (The bias and the per-feature parameters reach `chan` as [bias][param 0]..., N floats each,
 // through an untimed kernel codegen writes: its argument list depends on the problem.)
 //
@@ -44,6 +46,7 @@
 #define FT_CSPLIT 2
 #define FT_GROUP_M 8
 #define FT_B_KN 0
+#define FT_REDUCE_LSE 0
 #define FT_HAS_BIAS 1
 #define FT_NUM_PARAMS 1
 #define FT_CHAN_FLOATS (2 * FT_GN)
@@ -51,6 +54,7 @@
 #include "ft_common.cuh"
 #include "ft_wgmma.cuh"
 #include "ft_tf32.cuh"
+#include "ft_lse.cuh"
 __device__ __forceinline__ float ft_chain_pre(float v, int k, const float* __restrict__ chan) {
   return v * chan[FT_GN + k];
 }
@@ -197,6 +201,44 @@ __device__ __forceinline__ float ft_epilogue_value(float v, int k, const float* 
 #endif
 }
 
+#if FT_REDUCE
+// A row's reduction state: a float (ft_reduce_*, rendered) or, for logsumexp, ft_lse.cuh's shift and sum.
+#if FT_REDUCE_LSE
+typedef ft_lse ft_row_t;
+#define FT_ROW_FLOATS 2
+__device__ __forceinline__ ft_row_t ft_row_init() { return ft_lse_init(); }
+__device__ __forceinline__ void ft_row_add(ft_row_t& r, float v) { ft_lse_add(r, v); }
+__device__ __forceinline__ ft_row_t ft_row_join(ft_row_t a, ft_row_t b) { return ft_lse_join(a, b); }
+__device__ __forceinline__ float ft_row_finish(ft_row_t r) { return ft_lse_finish(r); }
+__device__ __forceinline__ ft_row_t ft_row_shfl_xor(ft_row_t r, int off) {
+  ft_row_t o;
+  o.m = __shfl_xor_sync(0xffffffffu, r.m, off);
+  o.s = __shfl_xor_sync(0xffffffffu, r.s, off);
+  return o;
+}
+__device__ __forceinline__ void ft_row_store(float* part, long long m, ft_row_t r) {
+  part[m] = r.m;
+  part[FT_GM + m] = r.s;
+}
+__device__ __forceinline__ ft_row_t ft_row_load(const float* part, long long m) {
+  ft_row_t r;
+  r.m = part[m];
+  r.s = part[FT_GM + m];
+  return r;
+}
+#else
+typedef float ft_row_t;
+#define FT_ROW_FLOATS 1
+__device__ __forceinline__ ft_row_t ft_row_init() { return FT_REDUCE_INIT(); }
+__device__ __forceinline__ void ft_row_add(ft_row_t& r, float v) { r = ft_reduce_step(r, v); }
+__device__ __forceinline__ ft_row_t ft_row_join(ft_row_t a, ft_row_t b) { return ft_reduce_step(a, b); }
+__device__ __forceinline__ float ft_row_finish(ft_row_t r) { return ft_reduce_finish(r); }
+__device__ __forceinline__ ft_row_t ft_row_shfl_xor(ft_row_t r, int off) { return __shfl_xor_sync(0xffffffffu, r, off); }
+__device__ __forceinline__ void ft_row_store(float* part, long long m, ft_row_t r) { part[m] = r; }
+__device__ __forceinline__ ft_row_t ft_row_load(const float* part, long long m) { return part[m]; }
+#endif
+#endif
+
 // One K tile of a consumer: A fragments of buffer BUF from the stage's x tile, rounded (split), then
 // the tile's MMAs. a_tile: the generic address of this warpgroup's first fragment element.
 template <int BUF>
@@ -272,6 +314,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     for (int u = 0; u < FT_BM / 16; ++u) rows_ok |= (m0 + r0 + 16 * u < FT_GM ? 1u : 0u) << u;
     int it = 0;
     for (int nt = tiles.nt0; nt < tiles.nt1; ++nt) {
+      // not unrolled: on short K loops ptxas would unroll them whole and spill the producer's 56 registers
+#pragma unroll 1
       for (int kt = 0; kt < FT_KT; ++kt, ++it) {
         const int stage = it % FT_STAGES;
         ft_mbar_wait(empty + 8 * stage, ((it / FT_STAGES) & 1) ^ 1);
@@ -311,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   const unsigned long long desc0 = ft_smem_desc(smem0 + FT_A_BYTES);
   unsigned a[2][4][4], as[2][4][4];
 #if FT_REDUCE
-  float red0 = FT_REDUCE_INIT(), red1 = FT_REDUCE_INIT();
+  ft_row_t red0 = ft_row_init(), red1 = ft_row_init();
 #endif
   float acc[FT_BN / 2];
   int it = 0;
@@ -359,8 +403,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
       for (int h = 0; h < 2; ++h) {
         const int k = nt * FT_BN + 8 * i + 2 * tq + h;
         if (k < FT_GN && !ft_plant_skips_channel(k) && FT_PLANT_TILE_IN(nt)) {
-          red0 = ft_reduce_step(red0, ft_epilogue_value(acc[4 * i + h], k, chan));
-          red1 = ft_reduce_step(red1, ft_epilogue_value(acc[4 * i + 2 + h], k, chan));
+          ft_row_add(red0, ft_epilogue_value(acc[4 * i + h], k, chan));
+          ft_row_add(red1, ft_epilogue_value(acc[4 * i + 2 + h], k, chan));
         }
       }
     }
@@ -395,33 +439,34 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   // The four lanes of a quad hold the other columns of the same two rows.
 #pragma unroll
   for (int off = 1; off < 4; off *= 2) {
-    red0 = ft_reduce_step(red0, __shfl_xor_sync(0xffffffffu, red0, off));
-    red1 = ft_reduce_step(red1, __shfl_xor_sync(0xffffffffu, red1, off));
+    red0 = ft_row_join(red0, ft_row_shfl_xor(red0, off));
+    red1 = ft_row_join(red1, ft_row_shfl_xor(red1, off));
   }
   if (tq == 0) {
     const long long ma = m0 + 64 * c + row0, mb = ma + 8;
 #if FT_CSPLIT > 1
-    float* const part = out + (long long)blockIdx.y * FT_GM;  // finished by ft_fused_gemm_combine
-    if (ma < FT_GM) part[ma] = red0;
-    if (mb < FT_GM) part[mb] = red1;
+    // finished by ft_fused_gemm_combine
+    float* const part = out + (long long)blockIdx.y * FT_ROW_FLOATS * FT_GM;
+    if (ma < FT_GM) ft_row_store(part, ma, red0);
+    if (mb < FT_GM) ft_row_store(part, mb, red1);
 #else
-    if (ma < FT_GM && !ft_plant_skips(ma, 0)) out[ma] = ft_chain_post(ft_reduce_finish(red0), 0, chan);
-    if (mb < FT_GM && !ft_plant_skips(mb, 0)) out[mb] = ft_chain_post(ft_reduce_finish(red1), 0, chan);
+    if (ma < FT_GM && !ft_plant_skips(ma, 0)) out[ma] = ft_chain_post(ft_row_finish(red0), 0, chan);
+    if (mb < FT_GM && !ft_plant_skips(mb, 0)) out[mb] = ft_chain_post(ft_row_finish(red1), 0, chan);
 #endif
   }
 #endif
 }
 
 #if FT_REDUCE && FT_CSPLIT > 1
-// part (FT_CSPLIT, M) -> out (M, 1): the column splits' partial reductions of each row combined,
-// finished, and the chain after the reduction applied.
+// part (FT_CSPLIT, FT_ROW_FLOATS, M) -> out (M, 1): the column splits' partial reductions of each
+// row joined, finished, and the chain after the reduction applied.
 extern "C" __global__ void __launch_bounds__(256)
     ft_fused_gemm_combine(const float* __restrict__ part, float* __restrict__ out, const float* __restrict__ chan) {
   const long long m = (long long)blockIdx.x * 256 + threadIdx.x;
   if (m >= FT_GM || ft_plant_skips(m, 0)) return;
-  float acc = part[m];
+  ft_row_t acc = ft_row_load(part, m);
 #pragma unroll
-  for (int s = 1; s < FT_CSPLIT; ++s) acc = ft_reduce_step(acc, part[(long long)s * FT_GM + m]);
-  out[m] = ft_chain_post(ft_reduce_finish(acc), 0, chan);
+  for (int s = 1; s < FT_CSPLIT; ++s) acc = ft_row_join(acc, ft_row_load(part + (long long)s * FT_ROW_FLOATS * FT_GM, m));
+  out[m] = ft_chain_post(ft_row_finish(acc), 0, chan);
 }
 #endif

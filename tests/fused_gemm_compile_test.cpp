@@ -13,6 +13,7 @@
 
 #include "codegen/compile_target.hpp"
 #include "codegen/designs.hpp"
+#include "codegen/gemm_epilogue.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant_check.hpp"
 #include "gpu/compiler.hpp"
@@ -46,13 +47,51 @@ TEST(FusedGemmSpace, AppliesToLinearAndPlainMatmulChainsOnSm90Only) {
   EXPECT_FALSE(gemm_variants("linear(m=1024,k=8192,n=8192) | relu").empty());
   EXPECT_FALSE(gemm_variants("matmul(m=130,k=68,n=96) | relu").empty());
   EXPECT_FALSE(gemm_variants("linear(m=64,k=36,n=70,bias=false) | reduce_max(1) | sigmoid").empty());
-  // not on sm_80 (no wgmma), not for general-form epilogues (issue 46), batches, trans_a, or K
+  // not on sm_80 (no wgmma), not for epilogues it cannot apply (a softmax: issue 46), batches, trans_a, or K
   // rows that 16-byte copies cannot read
   EXPECT_TRUE(gemm_variants("linear(m=1024,k=8192,n=8192) | relu", false, *gpu::limits_for_arch("sm_80")).empty());
-  EXPECT_TRUE(gemm_variants("linear(m=1024,k=8192,n=8192) | logsumexp(1)").empty());
+  EXPECT_TRUE(gemm_variants("linear(m=1024,k=8192,n=8192) | softmax(1)").empty());
   EXPECT_TRUE(gemm_variants("matmul(batch=4,m=8,k=16,n=32,trans_b=true) | relu").empty());
   EXPECT_TRUE(gemm_variants("matmul(m=64,k=16,n=32,trans_a=true) | relu").empty());
   EXPECT_TRUE(gemm_variants("linear(m=100,k=30,n=50) | relu").empty());
+}
+
+// Any spelling of the epilogue: KernelBench #22 (a logsumexp over the features, a value named
+// after it), #64 (logsumexp, then ops), #70 (the GEMM's output named and added back), #80 are the
+// kernel's; norms, softmax, pooling, extra inputs and reductions over other dims are not.
+TEST(FusedGemmSpace, TheEpilogueItAppliesInEitherForm) {
+  const char* const kb22 = "linear(m=1024,k=8192,n=8192) | mul(2) | mul(2) | clamp(-10,10) | logsumexp(1) | as a | "
+                           "mish | mul(a)";
+  const auto e22 = gemm_epilogue(spec::parse(kb22));
+  ASSERT_TRUE(e22.has_value());
+  EXPECT_EQ(e22->reduce, GemmReduce::logsumexp);
+  EXPECT_EQ(e22->pre.size(), 3u);
+  ASSERT_EQ(e22->post.size(), 3u);
+  EXPECT_EQ(e22->post[0].named, 0);
+  const std::string code = render_gemm_epilogue(*e22, ChanLayout{8192, true});
+  EXPECT_NE(code.find("const float nv0 = v;"), std::string::npos) << code;
+  EXPECT_NE(code.find("v * nv0"), std::string::npos) << code;
+  EXPECT_EQ(code.find("ft_reduce_step"), std::string::npos) << "logsumexp is ft_lse.cuh's:\n" << code;
+  for (const char* ok : {"linear(m=1024,k=8192,n=8192) | logsumexp(1) | leaky_relu(0.01) | gelu",
+                         "linear(m=1024,k=8192,n=8192) | as a | sigmoid | mul(2) | add(a)",
+                         "linear(m=64,k=32,n=48) | reduce_max(1,keepdim=false)",
+                         // #80: the max, less its own mean over the one remaining feature
+                         "linear(m=1024,k=8192,n=8192) | reduce_max(1) | as a | sub(a) | gelu"})
+    EXPECT_TRUE(gemm_epilogue(spec::parse(ok)).has_value()) << ok;
+  for (const char* no : {"linear(m=1024,k=8192,n=8192) | layer_norm(1,affine=false) | add(input1) | mul(input1)",
+                         "linear(m=1024,k=8192,n=8192) | gelu | softmax(1)",
+                         "linear(m=1024,k=8192,n=8192) | avg_pool1d(16) | gelu | reduce_max(1,keepdim=false)",
+                         "linear(m=64,k=32,n=48) | reduce_sum(0)",
+                         "linear(m=64,k=32,n=48) | as a | reduce_max(1) | add(a)"})
+    EXPECT_FALSE(gemm_epilogue(spec::parse(no)).has_value()) << no;
+  // ... and the variants of #22 read its logsumexp helpers and keep two floats a row per split
+  for (const auto& v : gemm_variants(kb22)) {
+    EXPECT_EQ(param(v, "reduce_lse"), 1) << v.name;
+    EXPECT_NE(v.source.find("ft_lse_add"), std::string::npos) << v.name;
+    if (const auto part = v.find_buffer("part")) {
+      EXPECT_EQ(v.buffer(*part).floats(), 2 * 1024 * param(v, "csplit")) << v.name;
+    }
+  }
 }
 
 TEST(FusedGemmSpace, MathModeChoosesTheDesignAndReductionsGetColumnSplits) {
@@ -162,6 +201,8 @@ TEST(FusedGemmCompile, KernelBenchShapesCompileInBothMathModes) {
 TEST(FusedGemmCompile, AwkwardShapesCompileInBothMathModes) {
   for (const bool strict : {false, true}) {
     expect_all_compile("linear(m=300,k=200,n=191) | add(param[k]) | gelu", strict);
+    expect_all_compile("linear(m=200,k=96,n=300) | mul(2) | logsumexp(1) | as a | mish | mul(a)", strict, true);
+    expect_all_compile("linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)", strict);
     expect_all_compile("matmul(m=130,k=68,n=96) | relu", strict);
     expect_all_compile("linear(m=64,k=36,n=70,bias=false) | mul(param[k]) | reduce_max(1) | sigmoid", strict);
   }

@@ -191,12 +191,17 @@ TEST_F(GpuModelSteps, FusedElementwiseRunsVerify) {
 // fused-gemm (issue 45): the wgmma GEMM with the epilogue fused verifies under both math modes
 // (TF32; 3xTF32 under the fp32 rule) on the edges of its tiles -- K not a multiple of 32, N odd,
 // M not a multiple of 128, a matmul's B (K, N), parameters without a bias, K tiles fewer and more
-// than the stages -- and with a reduction over the features, in one block and split across blocks.
+// than the stages -- and with a reduction over the features (a logsumexp too), in one block and
+// split across blocks.
 TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
   for (const char* spec : {"linear(m=300,k=200,n=191) | add(param[k]) | gelu",
                            "matmul(m=130,k=68,n=96) | relu",
                            "linear(m=200,k=520,n=700,bias=false) | mul(param[k]) | reduce_max(1) | sigmoid",
-                           "linear(m=256,k=1024,n=1000) | reduce_sum(1) | mul(0.5)"}) {
+                           "linear(m=256,k=1024,n=1000) | reduce_sum(1) | mul(0.5)",
+                           // general-form epilogues it applies: a logsumexp with a value named after it,
+                           // the GEMM's output named and added back
+                           "linear(m=200,k=96,n=300) | mul(2) | logsumexp(1) | as a | mish | mul(a)",
+                           "linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)"}) {
     for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
       SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
       worker::Session session(setup(spec, math));

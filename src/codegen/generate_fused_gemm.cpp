@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/designs.hpp"
+#include "codegen/gemm_epilogue.hpp"
 #include "codegen/generate_parts.hpp"
 #include "codegen/model_buffers.hpp"
 #include "codegen/stage_source.hpp"
@@ -23,7 +24,7 @@ Shape chain_shape(const spec::Problem& p) {
   Shape s;
   s.k = p.gemm.n;
   s.conv_bias = main_has_bias(p);
-  s.num_params = p.num_params;
+  s.num_params = int(general_epilogue(p).param_shapes.size());
   return s;
 }
 
@@ -76,7 +77,9 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   const spec::Gemm& g = p.gemm;
   const Shape s = chain_shape(p);
   const int64_t csplit = point.at("csplit");
-  const bool reduce = p.reduce.has_value();
+  const GemmEpilogue epilogue = gemm_epilogue(p).value();
+  const bool reduce = epilogue.reduce != GemmReduce::none;
+  const int64_t row_floats = epilogue.reduce == GemmReduce::logsumexp ? 2 : 1;  // ft_lse.cuh: shift and sum
   const bool combine = reduce && csplit > 1;
   Variant v;
   v.candidate = Candidate::fused_gemm;
@@ -94,7 +97,8 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");
   b.template_file("ft_tf32.cuh");
-  b.code("epilogue ops", epilogue_chain_code(p, s));
+  if (epilogue.reduce == GemmReduce::logsumexp) b.template_file("ft_lse.cuh");
+  b.code("epilogue ops", render_gemm_epilogue(epilogue, ChanLayout{s.k, s.conv_bias}));
   if (s.chan_vectors() > 0) b.code("channel vectors", chan_kernel(s.chan_vectors()));
   b.template_file(d.template_file);
   v.source = b.str();
@@ -136,8 +140,9 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
     add_kernel(v, kChanKernel, pack_launch(g.n), std::move(args), {vectors.size()}, false);
   }
   if (combine) {
-    const BufferRef part = add_buffer(v, {"part", BufferKind::scratch, TensorLayout::row_major,
-                                          {{"csplit", csplit}, {"m", g.m}}, "each column split's partial reduction"});
+    const BufferRef part =
+        add_buffer(v, {"part", BufferKind::scratch, TensorLayout::row_major,
+                       {{"csplit", csplit}, {"state", row_floats}, {"m", g.m}}, "each column split's partial reduction"});
     add_kernel(v, d.kernel_name, d.space.launch(point), {x, wpack, part, chan}, {2}, true);
     add_kernel(v, kCombineKernel, pack_launch(g.m), {part, out, chan}, {1}, true);
   } else {

@@ -64,6 +64,12 @@ std::string fp32_literal(double value) {
 }
 
 std::string render_operand(const spec::Operand& a, const ChanLayout& chan) {
+  if (a.value_index >= 0) {
+    if (size_t(a.value_index) >= chan.values.size() || chan.values[size_t(a.value_index)].empty())
+      throw InputError("an operand names a value this kernel does not carry");
+    return chan.values[size_t(a.value_index)];
+  }
+  if (a.input_index >= 0) throw InputError("an operand names an extra input, which this kernel does not read");
   if (!a.per_channel) return fp32_literal(a.value);
   if (a.param_index < 0) throw InputError("per-channel operand without a parameter index");
   const int64_t offset = chan.param_offset(a.param_index);

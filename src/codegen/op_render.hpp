@@ -15,6 +15,9 @@ namespace fusetune::codegen {
 struct ChanLayout {
   int64_t k = 1;
   bool conv_bias = false;
+  // Named values a generated chain carries in variables (fused-gemm's `as NAME`): values[j] is the
+  // expression of named value j, "" where the kernel does not carry it.
+  std::vector<std::string> values = {};
   [[nodiscard]] int64_t param_offset(int param_index) const {
     return (conv_bias ? k : 0) + int64_t(param_index) * k;
   }

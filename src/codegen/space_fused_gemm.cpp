@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/designs.hpp"
+#include "codegen/gemm_epilogue.hpp"
 
 namespace fusetune::codegen {
 
@@ -21,9 +22,9 @@ bool fused_gemm_applies(const spec::Problem& problem, const gpu::DeviceLimits& d
   if (dev.cc_major != 9 || dev.cc_minor != 0) return false;  // wgmma: sm_90a only
   if (problem.main != spec::MainKind::linear && problem.main != spec::MainKind::matmul) return false;
   const spec::Gemm& g = problem.gemm;
-  // The chain form only (stages are issue 46's), one GEMM (no batch), x K-major; K a multiple of 4
-  // for the 16-byte copies of x rows.
-  return problem.stages.empty() && g.batch == 1 && !g.trans_a && g.k % 4 == 0;
+  // One GEMM (no batch), x K-major, K a multiple of 4 for the 16-byte copies of x rows, and an
+  // epilogue the kernel applies to its accumulators (gemm_epilogue.hpp).
+  return g.batch == 1 && !g.trans_a && g.k % 4 == 0 && gemm_epilogue(problem).has_value();
 }
 
 bool fused_gemm_b_kn(const spec::Problem& problem) {
@@ -46,7 +47,8 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
   KernelDesign d{split ? "fused-gemm3x" : "fused-gemm", "fused_gemm.cu", "ft_fused_gemm", {}};
   ParamSpace& sp = d.space;
   const spec::Gemm g = problem.gemm;
-  const bool reduce = problem.reduce.has_value();
+  const GemmReduce red = gemm_epilogue(problem).value().reduce;
+  const bool reduce = red != GemmReduce::none;
   const int64_t row_tiles = ceil_div(g.m, kFusedGemmBm);
   sp.param("bn", "n", {64, 128, 256})
       .param("stages", "s", {3, 4, 6, 8})
@@ -55,6 +57,7 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
       .param("bm", "", {kFusedGemmBm})
       .param("split", "", {split ? 1 : 0})
       .param("reduce", "", {reduce ? 1 : 0})
+      .param("reduce_lse", "", {red == GemmReduce::logsumexp ? 1 : 0})
       .param("group_m", "", {8})
       .param("b_kn", "", {fused_gemm_b_kn(problem) ? 1 : 0});
 
@@ -70,6 +73,11 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
   sp.require("csplit > 1 only when the row tiles (M / 128) are fewer than " + std::to_string(kFillRowTiles) +
                  " (more already fill the SMs)",
              [=](const ParamValues& v) { return v.at("csplit") == 1 || row_tiles < kFillRowTiles; });
+  // logsumexp's exp per accumulator, unrolled over 128 of them, takes NVRTC 7-8 s at bn 256 (the
+  // limit is 5 s a variant); 1.8 s at 128.
+  const bool lse = red == GemmReduce::logsumexp;
+  sp.require("logsumexp takes bn <= 128 (at 256 its unrolled exps take NVRTC past 5 s)",
+             [=](const ParamValues& v) { return !lse || v.at("bn") <= 128; });
   const int64_t smem = dev.smem_per_block_optin;
   sp.require("dynamic shared memory (the stage ring) must fit the device's opt-in " + std::to_string(smem) +
                  " bytes per block",
