@@ -50,7 +50,9 @@ TEST(FusedGemmSpace, AppliesToLinearAndPlainMatmulChainsOnSm90Only) {
   // not on sm_80 (no wgmma), not for epilogues it cannot apply (a softmax: issue 46), batches, trans_a, or K
   // rows that 16-byte copies cannot read
   EXPECT_TRUE(gemm_variants("linear(m=1024,k=8192,n=8192) | relu", false, *gpu::limits_for_arch("sm_80")).empty());
-  EXPECT_TRUE(gemm_variants("linear(m=1024,k=8192,n=8192) | softmax(1)").empty());
+  // (an epilogue it cannot take gets its GEMM alone, the stage kernels after it: fused-gemm.stages)
+  for (const auto& v : gemm_variants("linear(m=1024,k=8192,n=8192) | softmax(1)"))
+    EXPECT_EQ(v.design, "fused-gemm.stages") << v.name;
   EXPECT_TRUE(gemm_variants("matmul(batch=4,m=8,k=16,n=32,trans_b=true) | relu").empty());
   EXPECT_TRUE(gemm_variants("matmul(m=64,k=16,n=32,trans_a=true) | relu").empty());
   EXPECT_TRUE(gemm_variants("linear(m=100,k=30,n=50) | relu").empty());
@@ -115,7 +117,8 @@ TEST(FusedGemmSpace, MathModeChoosesTheDesignAndReductionsGetColumnSplits) {
 }
 
 TEST(FusedGemmPlan, EveryVariantPassesTheWorkersChecks) {
-  for (const char* s : {"linear(m=1024,k=8192,n=8192) | sub(2) | mul(1.5) | relu",
+  for (const char* s : {"linear(m=1024,k=8192,n=8192) | group_norm(16) | hardtanh(-2,2)",
+                        "linear(m=1024,k=8192,n=8192) | batch_norm | add(param[1]) | div(1) | silu","linear(m=1024,k=8192,n=8192) | sub(2) | mul(1.5) | relu",
                         "linear(m=1024,k=8192,n=8192,bias=false) | div(2) | reduce_sum(1) | mul(1.5)",
                         "linear(m=300,k=200,n=191) | add(param[k]) | mul(param[k]) | gelu",
                         "matmul(m=130,k=68,n=96) | relu"}) {
@@ -128,6 +131,12 @@ TEST(FusedGemmPlan, EveryVariantPassesTheWorkersChecks) {
         // W's pack and the channel vectors run once, untimed; the GEMM (and a combine) are timed
         int timed = 0;
         for (const auto& st : v.plan) timed += st.timed ? 1 : 0;
+        if (v.design.ends_with(".stages")) {
+          // the GEMM, then the stage kernels (at least the norm's or softmax's)
+          EXPECT_GE(timed, 2) << v.name;
+          EXPECT_EQ(v.plan.at(1).kernel().name, "ft_fused_gemm") << v.name;
+          continue;
+        }
         EXPECT_EQ(timed, p.reduce && param(v, "csplit") > 1 ? 2 : 1) << v.name;
         EXPECT_FALSE(v.plan.front().timed) << v.name;
       }
@@ -179,7 +188,9 @@ void expect_all_compile(const std::string& spec_text, bool strict_fp32, bool sam
     EXPECT_EQ(r.log.find("serialized"), std::string::npos) << v.name << "\n" << r.log;
     EXPECT_EQ(r.log.find("warpgroup.wait is injected"), std::string::npos) << v.name << "\n" << r.log;
     EXPECT_LE(r.registers, 65536 / kFusedGemmThreads) << v.name;
-    EXPECT_EQ(r.smem_bytes, 0) << v.name << ": static shared memory besides FT_SMEM_BYTES";
+    if (!v.design.ends_with(".stages")) {  // (the stage kernels' block folds have their own)
+      EXPECT_EQ(r.smem_bytes, 0) << v.name << ": static shared memory besides FT_SMEM_BYTES";
+    }
     for (const auto& st : v.plan) {
       if (st.kind() != StepKind::kernel) continue;
       EXPECT_NE(std::find(r.kernel_names.begin(), r.kernel_names.end(), st.kernel().name), r.kernel_names.end())
@@ -192,19 +203,21 @@ void expect_all_compile(const std::string& spec_text, bool strict_fp32, bool sam
 // the edges: K not a multiple of 32, N odd, a matmul's B (K, N), no bias with parameters, tiny K.
 TEST(FusedGemmCompile, KernelBenchShapesCompileInBothMathModes) {
   for (const bool strict : {false, true}) {
-    expect_all_compile("linear(m=1024,k=8192,n=8192) | sub(2) | mul(1.5) | relu", strict);
+    expect_all_compile("linear(m=1024,k=8192,n=8192) | sub(2) | mul(1.5) | relu", strict, true);
     expect_all_compile("linear(m=1024,k=8192,n=8192,bias=false) | div(2) | reduce_sum(1) | mul(1.5)", strict, true);
     expect_all_compile("linear(m=128,k=32768,n=32768) | sigmoid | reduce_sum(1)", strict, true);
+    // the GEMM alone before stage kernels, in one source with them
+    expect_all_compile("linear(m=1024,k=8192,n=8192) | group_norm(16) | hardtanh(-2,2)", strict);
   }
 }
 
 TEST(FusedGemmCompile, AwkwardShapesCompileInBothMathModes) {
   for (const bool strict : {false, true}) {
-    expect_all_compile("linear(m=300,k=200,n=191) | add(param[k]) | gelu", strict);
+    expect_all_compile("linear(m=300,k=200,n=191) | add(param[k]) | gelu", strict, true);
     expect_all_compile("linear(m=200,k=96,n=300) | mul(2) | logsumexp(1) | as a | mish | mul(a)", strict, true);
-    expect_all_compile("linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)", strict);
-    expect_all_compile("matmul(m=130,k=68,n=96) | relu", strict);
-    expect_all_compile("linear(m=64,k=36,n=70,bias=false) | mul(param[k]) | reduce_max(1) | sigmoid", strict);
+    expect_all_compile("linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)", strict, true);
+    expect_all_compile("matmul(m=130,k=68,n=96) | relu", strict, true);
+    expect_all_compile("linear(m=64,k=36,n=70,bias=false) | mul(param[k]) | reduce_max(1) | sigmoid", strict, true);
   }
 }
 

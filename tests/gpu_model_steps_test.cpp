@@ -201,7 +201,9 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
                            // general-form epilogues it applies: a logsumexp with a value named after it,
                            // the GEMM's output named and added back
                            "linear(m=200,k=96,n=300) | mul(2) | logsumexp(1) | as a | mish | mul(a)",
-                           "linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)"}) {
+                           "linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)",
+                           // one it cannot take: its GEMM alone, the stage kernels after it
+                           "linear(m=256,k=512,n=384) | group_norm(8) | hardtanh(-2,2)"}) {
     for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
       SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
       worker::Session session(setup(spec, math));

@@ -156,7 +156,58 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   return v;
 }
 
+// The problem without its epilogue: the GEMM (+ bias) alone, as a main step before stage kernels.
+spec::Problem gemm_alone(const spec::Problem& p) {
+  spec::Problem g;
+  g.main = p.main;
+  g.gemm = p.gemm;
+  return g;
+}
+
 }  // namespace
+
+std::vector<ParamValues> fused_gemm_main_points(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                                const GenerateOptions& options) {
+  const spec::Problem g = gemm_alone(problem);
+  if (gemm_epilogue(problem) || !fused_gemm_applies(g, limits)) return {};
+  std::vector<ParamValues> points = fused_gemm_design(g, limits, options.strict_fp32).space.enumerate();
+  // A few tiles, not the whole space: the stage kernels after it are the plan's other half.
+  std::erase_if(points, [](const ParamValues& v) { return v.at("stages") != 4; });
+  return points;
+}
+
+std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimits& limits, const GenerateOptions& options,
+                            const ParamValues& point, Variant& v, BufferRef x, BufferRef w, std::optional<BufferRef> bias,
+                            BufferRef out) {
+  const spec::Problem p = gemm_alone(problem);
+  const KernelDesign d = fused_gemm_design(p, limits, options.strict_fp32);
+  const Shape s = chain_shape(p);
+  v.arch_specific = true;  // wgmma: sm_90a
+  SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(Candidate::fused_gemm)));
+  add_params(v, b, point.items);
+  add_params(v, b, {{"smem_bytes", fused_gemm_smem_bytes(point)}});
+  b.kernel(kPackKernel);
+  b.kernel(d.kernel_name);
+  b.defines("problem shape (the GEMM alone: its epilogue runs as the stage kernels before this source)",
+            gemm_defines(p, s));
+  b.template_file("ft_common.cuh");
+  b.template_file("ft_wgmma.cuh");
+  b.template_file("ft_tf32.cuh");
+  b.code("epilogue ops", render_gemm_epilogue(GemmEpilogue{}, ChanLayout{s.k, s.conv_bias}));
+  b.template_file(d.template_file);
+  const BufferRef wpack =
+      add_buffer(v, {"wpack", BufferKind::scratch, TensorLayout::row_major,
+                     {{"floats", fused_gemm_pack_floats(p.gemm, point)}}, "W packed for ft_fused_gemm (untimed)"});
+  add_kernel(v, kPackKernel, pack_launch(fused_gemm_pack_floats(p.gemm, point)), {w, wpack}, {1}, false);
+  // The bias is the whole channel vector ([bias], N floats): no gathering kernel.
+  std::vector<KernelArg> args = {x, wpack, out};
+  if (bias)
+    args.emplace_back(*bias);
+  else
+    args.emplace_back(NullArg{});
+  add_kernel(v, d.kernel_name, d.space.launch(point), std::move(args), {2}, true);
+  return b.str();
+}
 
 std::vector<Variant> generate_fused_gemm(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                          const GenerateOptions& options) {

@@ -11,6 +11,7 @@
 // of the output's shape, and value 0 (the main output) is row-major (N, K, [O,] P, Q) or
 // ([B,] M, N) as the stage kernels read it.
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -112,12 +113,18 @@ Variant floor_variant(const spec::Problem& p) {
   return v;
 }
 
+// How a plan's main operator runs: the vendor's step (GemmStep, ConvNdStep), or steps of its own
+// added to the variant (fused-gemm's kernels), whose source is appended to the variant's.
+using MainSteps = std::function<std::string(Variant&, const MainBuffers&, BufferRef out)>;
+
 // The main step, then `prog`'s kernels: `unfused.stages` (one kernel per stage) or
 // `epilogue.stages` (runs of elementwise ops fused, StageOptions::fuse_elementwise).
-Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candidate candidate, const std::string& name) {
+Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candidate candidate, const std::string& name,
+                       const std::string& design = "", const MainSteps& own_main = {}) {
   Variant v;
   v.candidate = candidate;
-  v.design = v.name = name;
+  v.name = name;
+  v.design = design.empty() ? name : design;
   v.source = prog.kernels.empty() ? std::string() : render_stage_module(prog);
   const MainBuffers m = add_main_inputs(v, p);
   std::vector<BufferRef> params, extras, scratch;
@@ -176,7 +183,10 @@ Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candida
   };
   // Value 0 is written by the main step, before kernel 0.
   value_buffer[0] = place(0, -1);
-  v.plan.push_back(main_step(p, m, *value_buffer[0]));
+  if (own_main)
+    v.source += own_main(v, m, *value_buffer[0]);
+  else
+    v.plan.push_back(main_step(p, m, *value_buffer[0]));
 
   double bytes = 0;
   for (size_t ki = 0; ki < prog.kernels.size(); ++ki) {
@@ -230,6 +240,16 @@ std::vector<Variant> generate_model_variants(const spec::Problem& problem, const
   if (fused.kernels.size() < unfused.kernels.size())
     out.push_back(stages_variant(problem, fused, Candidate::epilogue, "epilogue.stages"));
   for (Variant& v : generate_fused_gemm(problem, limits, options)) out.push_back(std::move(v));
+  // Where fused-gemm cannot take the epilogue: its GEMM as the main step, the stages after it.
+  const StageProgram& after = fused.kernels.size() < unfused.kernels.size() ? fused : unfused;
+  for (const ParamValues& point : fused_gemm_main_points(problem, limits, options)) {
+    const std::string design = options.strict_fp32 ? "fused-gemm3x.stages" : "fused-gemm.stages";
+    const std::string name = fmt::format("{}.n{}", design, point.at("bn"));
+    out.push_back(stages_variant(problem, after, Candidate::fused_gemm, name, design,
+                                 [&](Variant& v, const MainBuffers& m, BufferRef y) {
+                                   return fused_gemm_main(problem, limits, options, point, v, m.x, m.w, m.bias, y);
+                                 }));
+  }
   return out;
 }
 

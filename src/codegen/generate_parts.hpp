@@ -1,11 +1,13 @@
 #pragma once
 // Pieces generate.cpp assembles: one function per candidate, and the source sections and
 // transforms they share. Internal to codegen.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codegen/generate.hpp"
 #include "codegen/op_render.hpp"
+#include "codegen/param_space.hpp"
 #include "codegen/plan_builder.hpp"
 #include "codegen/shape.hpp"
 #include "codegen/source_builder.hpp"
@@ -27,6 +29,17 @@ namespace fusetune::codegen {
 // fused (version-2 buffers; generate_model_variants adds them). None where fused_gemm_applies is false.
 [[nodiscard]] std::vector<Variant> generate_fused_gemm(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                                        const GenerateOptions& options);
+
+// The main operator of a linear / unbatched matmul whose epilogue fused-gemm cannot apply, as a
+// fused-gemm kernel (bias in its epilogue; TF32, or 3xTF32 under strict_fp32) before the stage
+// kernels: the points to make (none where the design does not apply), and, for one, the scratch and
+// steps added to `v` (W's untimed pack, the GEMM writing `out`) and the source to append to v's.
+[[nodiscard]] std::vector<ParamValues> fused_gemm_main_points(const spec::Problem& problem,
+                                                              const gpu::DeviceLimits& limits,
+                                                              const GenerateOptions& options);
+[[nodiscard]] std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                          const GenerateOptions& options, const ParamValues& point, Variant& v,
+                                          BufferRef x, BufferRef w, std::optional<BufferRef> bias, BufferRef out);
 
 // cuDNN's runtime fusion (templates without an engine configuration: tune/tuner.cpp makes one
 // variant per configuration the GPU's cuDNN offers).

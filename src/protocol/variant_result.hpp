@@ -2,6 +2,7 @@
 // Everything learned about one variant: compile, verify, time. The same record goes to the
 // results table, the JSON output and the database.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +13,10 @@
 namespace fusetune::protocol {
 
 struct CompileFigures {
-  int registers = -1;
+  int registers = -1;  // the most of any kernel of the source
+  // Each kernel's own (from ptxas's report; empty where none was made): a plan's launch limits are
+  // per kernel, and a fused-gemm kernel's 168 beside a stage kernel's 512 threads is no violation.
+  std::map<std::string, int> kernel_registers;
   int spill_stores = 0;
   int spill_loads = 0;
   int stack_bytes = 0;

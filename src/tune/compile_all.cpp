@@ -57,6 +57,8 @@ protocol::VariantResult compile_variant(const codegen::Variant& v, const gpu::De
     gpu::CompileResult cr = gpu::compile_cuda(v.source, v.name + ".cu", co);
     r.compile.compile_ms = cr.compile_ms;
     r.compile.registers = cr.registers;
+    for (const auto& k : cr.kernels)
+      if (k.registers > 0) r.compile.kernel_registers[k.kernel] = k.registers;
     r.compile.spill_stores = cr.spill_stores;
     r.compile.spill_loads = cr.spill_loads;
     r.compile.stack_bytes = cr.stack_bytes;
@@ -90,8 +92,10 @@ std::string device_limit_violation(const codegen::Variant& v, const protocol::Co
     const uint64_t threads = k.launch.threads();
     if (threads > uint64_t(limits.max_threads_per_block))
       return fmt::format("{}: {} threads per block > {}", k.name, threads, limits.max_threads_per_block);
-    if (c.registers > 0 && uint64_t(c.registers) * threads > uint64_t(limits.regs_per_block))
-      return fmt::format("{}: {} registers x {} threads > {} registers per block", k.name, c.registers, threads,
+    const auto own = c.kernel_registers.find(k.name);
+    const int regs = own != c.kernel_registers.end() ? own->second : c.registers;
+    if (regs > 0 && uint64_t(regs) * threads > uint64_t(limits.regs_per_block))
+      return fmt::format("{}: {} registers x {} threads > {} registers per block", k.name, regs, threads,
                          limits.regs_per_block);
     const int64_t smem = int64_t(c.smem_bytes) + int64_t(k.launch.smem_bytes);
     if (smem > limits.smem_per_block_optin)

@@ -47,6 +47,7 @@ std::optional<protocol::CompileFigures> CompileCache::find(const std::string& so
     c.spill_loads = j.at("spill_loads");
     c.stack_bytes = j.at("stack_bytes");
     c.smem_bytes = j.at("smem_bytes");
+    if (j.contains("kernel_registers")) c.kernel_registers = j.at("kernel_registers").get<std::map<std::string, int>>();
     c.compile_ms = 0;  // nothing was compiled this time
     c.options = j.at("options_text");
     auto cubin = db::base64_decode(j.at("cubin").get<std::string>());
@@ -72,6 +73,7 @@ void CompileCache::store(const std::string& source, const std::vector<std::strin
                               {"spill_loads", c.spill_loads},
                               {"stack_bytes", c.stack_bytes},
                               {"smem_bytes", c.smem_bytes},
+                              {"kernel_registers", c.kernel_registers},
                               {"compile_ms", c.compile_ms},
                               {"cubin", db::base64_encode(c.cubin)},
                               {"ptx", db::base64_encode(c.ptx)}};
