@@ -57,11 +57,6 @@ std::string chan_kernel(int64_t vectors) {
       kChanKernel, args, body);
 }
 
-BufferRef add_buffer(Variant& v, Buffer b) {
-  v.buffers.push_back(std::move(b));
-  return BufferRef(v.buffers.size() - 1);
-}
-
 void add_kernel(Variant& v, const std::string& name, const LaunchConfig& launch, std::vector<KernelArg> args,
                 std::vector<size_t> writes, bool timed) {
   KernelStep k;
@@ -104,21 +99,11 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   v.source = b.str();
 
   // Buffers: the problem's tensors as PyTorch holds them, then the plan's scratch.
-  const BufferRef x = add_buffer(v, {"x", BufferKind::input, TensorLayout::row_major, shape_dims(p, main_input_shape(p)),
-                                     "the problem's input"});
-  const BufferRef w = add_buffer(v, {"w", BufferKind::weights, TensorLayout::row_major,
-                                     shape_dims(p, main_weight_shape(p)), "the GEMM's second operand (the weight)"});
+  const MainBuffers m = add_main_inputs(v, p);
+  const BufferRef x = m.x, w = m.w;
   std::vector<KernelArg> vectors;
-  if (main_has_bias(p))
-    vectors.emplace_back(add_buffer(
-        v, {"bias", BufferKind::bias, TensorLayout::row_major, {{"d0", g.n}}, "the main operator's bias"}));
-  const std::vector<spec::Shape> param_shapes = general_epilogue(p).param_shapes;
-  for (size_t i = 0; i < param_shapes.size(); ++i) {
-    Buffer pb{fmt::format("param{}", i), BufferKind::param, TensorLayout::row_major, shape_dims(p, param_shapes[i]),
-              fmt::format("parameter {}", i)};
-    pb.index = int(i);
-    vectors.emplace_back(add_buffer(v, std::move(pb)));
-  }
+  if (m.bias) vectors.emplace_back(*m.bias);
+  for (BufferRef r : add_param_buffers(v, p, general_epilogue(p).param_shapes)) vectors.emplace_back(r);
   const BufferRef wpack =
       add_buffer(v, {"wpack", BufferKind::scratch, TensorLayout::row_major, {{"floats", fused_gemm_pack_floats(g, point)}},
                      point.at("split") ? "W packed for ft_fused_gemm: N rounded up to bn by K rounded up to 32, one "

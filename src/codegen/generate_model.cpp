@@ -28,28 +28,6 @@ namespace fusetune::codegen {
 
 namespace {
 
-struct MainBuffers {
-  BufferRef x = 0, w = 0;
-  std::optional<BufferRef> bias;
-};
-
-BufferRef add_buffer(Variant& v, Buffer b) {
-  v.buffers.push_back(std::move(b));
-  return BufferRef(v.buffers.size() - 1);
-}
-
-MainBuffers add_main_inputs(Variant& v, const spec::Problem& p) {
-  MainBuffers m;
-  m.x = add_buffer(v, {"x", BufferKind::input, TensorLayout::row_major, shape_dims(p, main_input_shape(p)),
-                       "the problem's input"});
-  m.w = add_buffer(v, {"w", BufferKind::weights, TensorLayout::row_major, shape_dims(p, main_weight_shape(p)),
-                       p.is_conv() ? "the conv weight as PyTorch holds it" : "the GEMM's second operand (the weight)"});
-  if (main_has_bias(p))
-    m.bias = add_buffer(v, {"bias", BufferKind::bias, TensorLayout::row_major, {{"d0", p.channels()}},
-                            "the main operator's bias"});
-  return m;
-}
-
 Step main_step(const spec::Problem& p, const MainBuffers& m, BufferRef out) {
   if (p.is_conv()) {
     ConvNdStep c;
@@ -127,13 +105,8 @@ Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candida
   v.design = design.empty() ? name : design;
   v.source = prog.kernels.empty() ? std::string() : render_stage_module(prog);
   const MainBuffers m = add_main_inputs(v, p);
-  std::vector<BufferRef> params, extras, scratch;
-  for (size_t i = 0; i < prog.param_shapes.size(); ++i) {
-    Buffer b{fmt::format("param{}", i), BufferKind::param, TensorLayout::row_major, shape_dims(p, prog.param_shapes[i]),
-             fmt::format("parameter {}", i)};
-    b.index = int(i);
-    params.push_back(add_buffer(v, std::move(b)));
-  }
+  const std::vector<BufferRef> params = add_param_buffers(v, p, prog.param_shapes);
+  std::vector<BufferRef> extras, scratch;
   for (size_t j = 0; j < p.input_shapes.size(); ++j) {
     Buffer b{fmt::format("input{}", j + 1), BufferKind::extra, TensorLayout::row_major, shape_dims(p, p.input_shapes[j]),
              fmt::format("extra input {}", j + 1)};

@@ -62,4 +62,32 @@ std::vector<std::pair<std::string, int64_t>> shape_dims(const spec::Problem& p, 
   return out;
 }
 
+BufferRef add_buffer(Variant& v, Buffer b) {
+  v.buffers.push_back(std::move(b));
+  return BufferRef(v.buffers.size() - 1);
+}
+
+MainBuffers add_main_inputs(Variant& v, const spec::Problem& p) {
+  MainBuffers m;
+  m.x = add_buffer(v, {"x", BufferKind::input, TensorLayout::row_major, shape_dims(p, main_input_shape(p)),
+                       "the problem's input"});
+  m.w = add_buffer(v, {"w", BufferKind::weights, TensorLayout::row_major, shape_dims(p, main_weight_shape(p)),
+                       p.is_conv() ? "the conv weight as PyTorch holds it" : "the GEMM's second operand (the weight)"});
+  if (main_has_bias(p))
+    m.bias = add_buffer(v, {"bias", BufferKind::bias, TensorLayout::row_major, {{"d0", p.channels()}},
+                            "the main operator's bias"});
+  return m;
+}
+
+std::vector<BufferRef> add_param_buffers(Variant& v, const spec::Problem& p, const std::vector<spec::Shape>& shapes) {
+  std::vector<BufferRef> out;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Buffer b{fmt::format("param{}", i), BufferKind::param, TensorLayout::row_major, shape_dims(p, shapes[i]),
+             fmt::format("parameter {}", i)};
+    b.index = int(i);
+    out.push_back(add_buffer(v, std::move(b)));
+  }
+  return out;
+}
+
 }  // namespace fusetune::codegen

@@ -2,10 +2,12 @@
 // The tensors a version-2 plan binds (codegen/variant.hpp, BufferKind weights/bias/param/extra):
 // their shapes as PyTorch holds them, dense row-major. One place, read by the generator
 // (generate_model.cpp) and the checker (variant_check.cpp).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "codegen/variant.hpp"
 #include "spec/problem.hpp"
 #include "spec/shape_rules.hpp"
 
@@ -24,5 +26,19 @@ namespace fusetune::codegen {
 // ([B,] M, N)) when `main_output`, else d0, d1, ...
 [[nodiscard]] std::vector<std::pair<std::string, int64_t>> shape_dims(const spec::Problem& p, const spec::Shape& shape,
                                                                       bool main_output = false);
+
+// Appends b to v's buffer table; its index.
+BufferRef add_buffer(Variant& v, Buffer b);
+
+// The main operator's inputs as a plan binds them: x, w and (where it has one) the bias, appended
+// in that order.
+struct MainBuffers {
+  BufferRef x = 0, w = 0;
+  std::optional<BufferRef> bias;
+};
+MainBuffers add_main_inputs(Variant& v, const spec::Problem& p);
+
+// One `param<i>` buffer per parameter, of the shapes given (the epilogue's), appended in order.
+std::vector<BufferRef> add_param_buffers(Variant& v, const spec::Problem& p, const std::vector<spec::Shape>& shapes);
 
 }  // namespace fusetune::codegen
