@@ -4,7 +4,9 @@
 //
 // GEMM view: M = output pixels, N = K output channels, K = C*R*S in (32-channel chunk, s, r,
 // channel in chunk) order ((chunk, r, s, channel) where FT_AREUSE is off), so a K tile of 32 is
-// one filter tap of one chunk. A block owns a tile of FT_TP output rows x FT_TQ output columns of
+// one filter tap of one chunk. Below 17 input channels (FT_CP < 32) a K tile holds 32 / FT_CP
+// taps of FT_CP channels each instead (C rounded up to 4, 8 or 16; taps past R*S are zero
+// filters): C = 8 then runs 12 taps' worth of K for its 9 instead of 36 (a quarter of the MMAs). A block owns a tile of FT_TP output rows x FT_TQ output columns of
 // one image (128 pixels; each consumer warpgroup a block of 64 of them, FT_CR rows x FT_CW
 // columns) and every output channel, ceil(K / FT_BN) column tiles one after the other, so a
 // channel reduction completes inside the block.
@@ -103,9 +105,20 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #endif
 #define FT_CONSUMERS 2
 #define FT_THREADS (384 + 128 * FT_EPI_WG)
-#define FT_CC 32                                         // channels per chunk
+#ifndef FT_CP
+#define FT_CP 32  // channels of one filter tap in a K tile of 32
+#endif
+#if FT_CP != 4 && FT_CP != 8 && FT_CP != 16 && FT_CP != 32
+#error "fused_conv_halo.cu: FT_CP must be 4, 8, 16 or 32"
+#endif
+#if FT_CP < 32 && FT_C > FT_CP
+#error "fused_conv_halo.cu: FT_CP < 32 packs taps into a K tile: all C channels must fit FT_CP"
+#endif
+#define FT_TPK (32 / FT_CP)                              // filter taps per K tile
+#define FT_CC FT_CP                                      // channels per chunk (in the halo)
 #define FT_CHUNKS ((FT_C + FT_CC - 1) / FT_CC)
-#define FT_KT (FT_CHUNKS * FT_RS)                        // K tiles: one tap of one chunk each
+#define FT_KTAPS ((FT_RS + FT_TPK - 1) / FT_TPK)         // K tiles per chunk
+#define FT_KT (FT_CHUNKS * FT_KTAPS)                     // K tiles: FT_TPK taps of one chunk each
 #define FT_KG_PAD (FT_KT * 32)                           // packed filter row length
 #define FT_NT ((FT_K + FT_BN - 1) / FT_BN)               // column (output channel) tiles
 #define FT_KN_PAD (FT_NT * FT_BN)                        // packed filter rows
@@ -181,14 +194,23 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 // the copies' registers made ptxas serialize the MMAs there, or spill.
 #define FT_PAIR (FT_CR >= 2 && FT_CW % 8 == 0)
 #ifndef FT_AREUSE
-#define FT_AREUSE (FT_PAIR && FT_R > 1 && FT_STRIDE_H == FT_DIL_H && FT_EPI_WG != 2 && !FT_SPLIT)
+// (Nor where a K tile holds several taps: its fragments then come from several taps at once.)
+#define FT_AREUSE (FT_PAIR && FT_R > 1 && FT_STRIDE_H == FT_DIL_H && FT_EPI_WG != 2 && !FT_SPLIT && FT_TPK == 1)
 #endif
-#if FT_AREUSE && !(FT_PAIR && FT_STRIDE_H == FT_DIL_H)
-#error "fused_conv_halo.cu: FT_AREUSE needs paired MMA rows (FT_PAIR) and FT_STRIDE_H == FT_DIL_H"
+#if FT_AREUSE && !(FT_PAIR && FT_STRIDE_H == FT_DIL_H && FT_TPK == 1)
+#error "fused_conv_halo.cu: FT_AREUSE needs paired MMA rows (FT_PAIR), FT_STRIDE_H == FT_DIL_H and one tap per K tile"
 #endif
-// K tile t's filter tap (t < R*S): filter row fastest under FT_AREUSE, else filter column.
+// The t-th filter tap of a chunk (t < R*S): filter row fastest under FT_AREUSE, else filter column.
 __host__ __device__ constexpr int ft_tap_r(int t) { return FT_AREUSE ? t % FT_R : t / FT_S; }
 __host__ __device__ constexpr int ft_tap_s(int t) { return FT_AREUSE ? t / FT_R : t % FT_S; }
+// Column `col` (a multiple of 4) of a chunk's K tile kt: its tap (kt * FT_TPK + col / FT_CP; a
+// padding tap past R*S reads the last real one, whose filter there is zero) and channel
+// (col % FT_CP) -> the halo offset, before the pixel's and the lane's channel (pixb). With one
+// tap per K tile: channel col of tap kt. Arguments known at compile time fold to a constant.
+__device__ __forceinline__ int ft_kcol_off(int kt, int col) {
+  const int t = kt * FT_TPK + col / FT_CP < FT_RS ? kt * FT_TPK + col / FT_CP : FT_RS - 1;
+  return (col % FT_CP) * FT_CHS + ft_tap_r(t) * FT_DIL_H * FT_HCP + ft_tap_s(t) * FT_DIL_W;
+}
 // [pad to 1024][filter stages][halo x 2][epilogue tiles][channel vectors][barriers]. The
 // generator computes the same sum (codegen/space_fused_conv_halo.cpp) for the launch.
 #define FT_SMEM_NEEDED                                                                                  \
@@ -198,12 +220,12 @@ __host__ __device__ constexpr int ft_tap_s(int t) { return FT_AREUSE ? t / FT_R 
 #define FT_SMEM_BYTES FT_SMEM_NEEDED
 #endif
 static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTES below the layout's needs");
-// A fragments of the last FT_AB taps stay in registers while their MMAs run (wgmma.wait
-// FT_AB - 1 after each tap). With FT_RS a multiple of FT_AB a tap's buffer is the same in every
+// A fragments of the last FT_AB K tiles ("taps") stay in registers while their MMAs run (wgmma.wait
+// FT_AB - 1 after each tap). With FT_KTAPS a multiple of FT_AB a tap's buffer is the same in every
 // chunk, so chunks follow each other without draining the MMAs (FT_CROSS); 3 buffers where R*S
 // is a multiple of 3 (the common 3 x 3), except in 3xTF32, whose small parts double them.
 #ifndef FT_AB
-#if !FT_SPLIT && FT_RS % 3 == 0 && FT_STAGES >= 3
+#if !FT_SPLIT && FT_KTAPS % 3 == 0 && FT_STAGES >= 3
 #define FT_AB 3
 #else
 #define FT_AB 2
@@ -212,7 +234,7 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 #ifndef FT_CROSS
 // the chunk loop is unrolled for it (below): bounded so NVRTC stays within seconds (3 chunks
 // of bn 256 took 9.5 s of CPU, 2 of bn 128 about 1 s)
-#define FT_CROSS (FT_RS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
+#define FT_CROSS (FT_KTAPS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
 #endif
 constexpr int ft_chunk_unroll = FT_CROSS ? FT_CHUNKS : 1;
 // the epilogue warpgroup's NCHW store loop: elements whose chains interleave (registers allow)
@@ -244,7 +266,7 @@ static_assert(128 * FT_REGS_P + 256 * FT_REGS_C + 128 * FT_EPI_WG * FT_REGS_E <=
 //   FT_PLANT_SKIP_CHUNK     the last 32-channel chunk is never loaded (its halo reads as zeros)
 //   FT_PLANT_HALO_EDGE      the halo's bounds check is off by one row: the image's last row reads as zero
 //   FT_PLANT_WRONG_FILTER   K tile R*S - 1 is packed with the filter of tap 0
-//   FT_PLANT_STALE_STAGE    the last tap of a chunk reads the previous tap's filter stage (retired by a
+//   FT_PLANT_STALE_STAGE    the last K tile of a chunk reads the previous one's filter stage (retired by a
 //                           full wait before that stage goes back: deterministic, no race)
 //   FT_PLANT_TRUNCATE_TF32  inputs (here) and filters (ft_tf32, ft_wgmma.cuh) truncated to TF32
 //                           (toward zero, as cvt.rz) instead of rounded to nearest
@@ -263,7 +285,8 @@ __device__ __forceinline__ void ft_split(unsigned u, unsigned& big, unsigned& sm
 }
 
 // Filters (K, C, R, S) -> one contiguous FT_BN x 128-byte block per (column tile, K tile), in
-// (chunk, tap, c mod 32) K order (taps as ft_tap_r/s order them), rounded to TF32, 16-byte chunks already in the 128-byte
+// (chunk, tap, c mod FT_CP) K order (taps as ft_tap_r/s order them, FT_TPK of them per K tile),
+// rounded to TF32, 16-byte chunks already in the 128-byte
 // swizzle (chunk j of row n at j ^ (n % 8)), zero-padded: a stage is one bulk copy. Untimed
 // (weights are parameters). Under FT_SPLIT each block is followed by its small part.
 extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float* __restrict__ w,
@@ -276,14 +299,15 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_conv_pack(const float
   const int nt = (int)(blk / FT_KT), kt = (int)(blk % FT_KT);
   const int row = within >> 5, j = within & 31;
   const int kl = ((((j >> 2) ^ row) & 7) << 2) | (j & 3);
-  const int t = kt % FT_RS, chunk = kt / FT_RS;
+  const int chunk = kt / FT_KTAPS;
+  const int t = kt % FT_KTAPS * FT_TPK + kl / FT_CP;  // the chunk's t-th tap (past R*S: padding)
 #if defined(FT_PLANT_WRONG_FILTER)
   const int tap = t == FT_RS - 1 ? 0 : ft_tap_r(t) * FT_S + ft_tap_s(t);
 #else
   const int tap = ft_tap_r(t) * FT_S + ft_tap_s(t);  // the filter's own (r, s) order
 #endif
-  const int n = nt * FT_BN + row, c = chunk * FT_CC + kl;
-  const float v = (n < FT_K && c < FT_C) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
+  const int n = nt * FT_BN + row, c = chunk * FT_CC + kl % FT_CP;
+  const float v = (n < FT_K && c < FT_C && t < FT_RS) ? w[((long long)n * FT_C + c) * FT_RS + tap] : 0.0f;
 #if FT_SPLIT
   unsigned big, small;
   ft_split(__float_as_uint(v), big, small);
@@ -679,13 +703,13 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
 #endif
 #pragma unroll
-        for (int tap = 0; tap < FT_RS; ++tap) {
-          const int r = ft_tap_r(tap), s = ft_tap_s(tap);
-          const int toff = r * FT_DIL_H * FT_HCP + s * FT_DIL_W;
+        for (int tap = 0; tap < FT_KTAPS; ++tap) {  // K tiles: one tap each, or FT_TPK taps
+          const int r = ft_tap_r(tap);  // (FT_AREUSE: one tap per K tile, tap's filter row)
           const int ab = tap % FT_AB;
 #pragma unroll
           for (int ks = 0; ks < 4; ++ks) {
-            const int o = 8 * ks * FT_CHS + toff;
+            // the K tile's columns 8 ks + tq (registers 0, 1) and 8 ks + 4 + tq (2, 3)
+            const int o = ft_kcol_off(tap, 8 * ks), o4 = ft_kcol_off(tap, 8 * ks + 4);
             if (FT_AREUSE && r > 0) {
               // the upper pixel's input rows are the ones the lower pixel's were at tap (r - 1, s),
               // from copies of their own (the last tap's A registers are in flight in its MMAs:
@@ -698,14 +722,14 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
             } else {
               a[ab][ks][0] = __float_as_uint(hv0[o]);
-              a[ab][ks][2] = __float_as_uint(hv0[o + 4 * FT_CHS]);
+              a[ab][ks][2] = __float_as_uint(hv0[o4]);
 #if FT_SPLIT
               ft_split(a[ab][ks][0], a[ab][ks][0], as[ab][ks][0]);
               ft_split(a[ab][ks][2], a[ab][ks][2], as[ab][ks][2]);
 #endif
             }
             a[ab][ks][1] = __float_as_uint(hv1[o]);
-            a[ab][ks][3] = __float_as_uint(hv1[o + 4 * FT_CHS]);
+            a[ab][ks][3] = __float_as_uint(hv1[o4]);
 #if FT_SPLIT
             ft_split(a[ab][ks][1], a[ab][ks][1], as[ab][ks][1]);
             ft_split(a[ab][ks][3], a[ab][ks][3], as[ab][ks][3]);
@@ -722,7 +746,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           ft_mbar_wait(b_full + 8 * stage, phase);
           // descriptor start address field is (addr >> 4): stage and 32-byte K steps add there
 #if defined(FT_PLANT_STALE_STAGE)
-          const int st_read = tap == FT_RS - 1 ? (stage + FT_STAGES - 1) % FT_STAGES : stage;
+          const int st_read = tap == FT_KTAPS - 1 ? (stage + FT_STAGES - 1) % FT_STAGES : stage;
           const unsigned long long db = desc0 + (unsigned)((st_read * FT_STAGE_B_BYTES) >> 4);
 #else
           const unsigned long long db = desc0 + (unsigned)((stage * FT_STAGE_B_BYTES) >> 4);
@@ -745,9 +769,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
 #endif
           ft_wgmma_commit();
 #if defined(FT_PLANT_STALE_STAGE)
-          if (tap == FT_RS - 1) ft_wgmma_wait<0>();  // the stale stage's read completes before it is released
+          if (tap == FT_KTAPS - 1) ft_wgmma_wait<0>();  // the stale stage's read completes before it is released
 #endif
-          if (tap == FT_RS - 1) {
+          if (tap == FT_KTAPS - 1) {
             // A goes to the MMAs from registers: the halo buffer is free once the last tap's
             // MMAs are issued (their fragments loaded), without waiting for them to finish
             __syncwarp();

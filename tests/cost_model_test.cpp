@@ -85,11 +85,16 @@ TEST(CostModel, EveryFusedConvDesignHasItsFlopHook) {
       EXPECT_EQ(hook != nullptr, v.candidate == codegen::Candidate::fused_conv) << v.name;
       if (!hook) continue;
       designs.insert(v.design);
-      int64_t bn = 32;
-      for (const auto& [n, value] : v.params)
+      int64_t bn = 32, cp = 32;
+      for (const auto& [n, value] : v.params) {
         if (n == "bn") bn = value;
+        if (n == "cp") cp = value;
+      }
       const bool halo = v.design.starts_with("fused-conv.halo");
-      const int64_t gemm_k = halo ? round_up(c.c, 32) * c.r * c.s : round_up(c.c * c.r * c.s, 32);
+      // the halo design: C rounded up to cp, by R*S rounded up to the K tile's 32/cp taps
+      const int64_t taps = 32 / cp;
+      const int64_t gemm_k =
+          halo ? round_up(c.c, cp) * round_up(c.r * c.s, taps) / taps * 32 / cp : round_up(c.c * c.r * c.s, 32);
       const double products = v.design == "fused-conv.halo3x" ? 3.0 : 1.0;
       EXPECT_EQ(hook(c, v), 2.0 * products * double(c.n * c.p() * c.q()) * double(round_up(c.k, bn)) * double(gemm_k))
           << v.name;

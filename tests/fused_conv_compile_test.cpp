@@ -11,10 +11,8 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 
 #include <algorithm>
-#include <ctime>
-#include <atomic>
 #include <cstdio>
-#include <future>
+#include <map>
 #include <set>
 #include <tuple>
 #include <string>
@@ -31,6 +29,7 @@
 #include "spec/presets.hpp"
 #include "trust/provenance.hpp"
 #include "trust/record_check.hpp"
+#include "compile_every.hpp"
 
 namespace fusetune::codegen {
 namespace {
@@ -39,6 +38,7 @@ constexpr double kMaxCompileMs = 5000.0;
 
 gpu::DeviceLimits sm90() { return *gpu::limits_for_arch("sm_90"); }
 
+using testing::compile_every;
 using testing::param;
 
 // The fused-conv variants `tune` generates for the math mode: TF32 designs, or under strict fp32
@@ -49,37 +49,6 @@ std::vector<Variant> fused(const std::string& spec_text, bool strict_fp32 = fals
   std::vector<Variant> out;
   for (auto& v : generate_variants(spec::parse(spec_text), sm90(), o))
     if (v.candidate == Candidate::fused_conv) out.push_back(std::move(v));
-  return out;
-}
-
-struct Compiled {
-  const Variant* variant = nullptr;
-  gpu::CompileResult result;
-  double cpu_ms = 0;  // the compiling thread's CPU time: "on one core", whatever else CI runs
-};
-
-double thread_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return 1e3 * double(t.tv_sec) + 1e-6 * double(t.tv_nsec);
-}
-
-// On two threads (the CI machine's cores), as the tuner would: sm_90 in, sm_90a out.
-std::vector<Compiled> compile_every(const std::vector<Variant>& variants, bool strict_fp32) {
-  std::vector<Compiled> out(variants.size());
-  std::atomic<size_t> next{0};
-  const auto worker = [&] {
-    for (size_t i = next++; i < variants.size(); i = next++) {
-      const gpu::CompileOptions o = compile_options(variants[i], "sm_90", strict_fp32);
-      const double t0 = thread_cpu_ms();
-      gpu::CompileResult r = gpu::compile_cuda(variants[i].source, variants[i].name + ".cu", o);
-      out[i] = Compiled{&variants[i], std::move(r), thread_cpu_ms() - t0};
-    }
-  };
-  auto a = std::async(std::launch::async, worker);
-  auto b = std::async(std::launch::async, worker);
-  a.get();
-  b.get();
   return out;
 }
 
@@ -148,18 +117,20 @@ TEST(FusedConvCompile, AwkwardShapesCompileInBothMathModes) {
                           "conv2d(n=2,c=8,h=20,w=24,k=32,r=3,s=5,bias=false) | tanh",
                           "conv2d(n=2,c=8,h=16,w=16,k=64,r=3,in=nhwc) | reduce_mean(channel) | abs",
                           "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu",
+                          // KernelBench's C = 8 convs: 4 taps per K tile (cp 8), 3 K tiles
+                          "conv2d(n=2,c=8,h=30,w=30,k=64,r=3,bias=true) | relu | hardswish",
                           // the halo design's edges: W odd (4-byte halo copies) and W = 2 mod 4
                           // (8-byte), C not a multiple of 32, R != S, stride 2 with padding, out=nhwc
                           "conv2d(n=3,c=40,h=21,w=33,k=40,r=1,s=5,stride=2,pad=2) | sigmoid",
                           "conv2d(n=2,c=64,h=36,w=70,k=200,r=3,pad=1,out=nhwc) | add(param[k]) | mish",
                           "conv2d(n=1,c=96,h=20,w=20,k=256,r=3,dilation=2) | reduce_sum(channel) | tanh"}) {
-      // One variant per design and tile (bm or tp, bn) keeps the run short; stages only change
-      // the pipeline depth.
-      std::vector<std::tuple<std::string, int64_t, int64_t>> seen;
+      // One variant per design, tile (bm or tp, bn) and K tile (cp: one tap or several) keeps
+      // the run short; stages only change the pipeline depth.
+      std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>> seen;
       for (auto& v : fused(s, strict)) {
         const bool halo = v.design.starts_with("fused-conv.halo");
-        const std::tuple<std::string, int64_t, int64_t> key{v.design, halo ? param(v, "tp") : param(v, "bm"),
-                                                            param(v, "bn")};
+        const std::tuple<std::string, int64_t, int64_t, int64_t> key{
+            v.design, halo ? param(v, "tp") : param(v, "bm"), param(v, "bn"), halo ? testing::halo_cp(v) : 0};
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
         seen.push_back(key);
         all.push_back(std::move(v));
@@ -218,6 +189,32 @@ TEST(FusedConvCompile, TheConsumersReuseHalfOfTheLastTapsFragment) {
     EXPECT_EQ(count_lds(without) - count_lds(with), 2u * 6u * 8u) << count_lds(without) << " " << count_lds(with);
   }
   EXPECT_TRUE(found) << "#31's winner is no longer in the space: pick another variant for this check";
+}
+
+// v14 (docs/perf-notes.md): below 17 input channels a K tile holds 32/cp taps, so KernelBench's
+// C = 8 convs (3 x 3) issue 3 K tiles of MMAs per column tile instead of 9. A change that lost it
+// would still verify, only three times slower in the MMAs: counted in the PTX of the same point
+// at c8 and c32, in both math modes (3xTF32 issues three wgmma per K step).
+TEST(FusedConvCompile, SeveralTapsPerKTileIssueAThirdOfTheMmas) {
+  const auto count_mma = [](const gpu::CompileResult& r) {
+    size_t n = 0;
+    for (size_t at = r.ptx.find("wgmma.mma_async"); at != std::string::npos; at = r.ptx.find("wgmma.mma_async", at + 1)) ++n;
+    return n;
+  };
+  for (const bool strict : {false, true}) {
+    std::map<int64_t, size_t> mmas;  // cp -> wgmma instructions in the PTX
+    for (const auto& v : fused("conv2d(n=128,c=8,h=128,w=128,k=64,r=3,bias=true) | relu | hardswish", strict)) {
+      if (!v.name.starts_with(strict ? "fused-conv.halo3x.p4.n64.s4.e1." : "fused-conv.halo.p4.n64.s4.e1.")) continue;
+      const auto r = gpu::compile_cuda(v.source, v.name + ".cu", compile_options(v, "sm_90", strict));
+      ASSERT_TRUE(r.ok()) << v.name << "\n" << r.log;
+      mmas[param(v, "cp")] = count_mma(r);
+    }
+    ASSERT_EQ(mmas.size(), 2u) << "c8 and c32 of p4.n64.s4.e1 are no longer in the space: pick another point";
+    // one chunk, unrolled: 9 K tiles x 4 K steps at c32, 3 x 4 at c8 (x 3 in 3xTF32)
+    const size_t per_step = strict ? 3 : 1;
+    EXPECT_EQ(mmas.at(32), 9 * 4 * per_step) << strict;
+    EXPECT_EQ(mmas.at(8), 3 * 4 * per_step) << strict;
+  }
 }
 
 TEST(FusedConvRecord, StoredWinnerIsTracedAndItsCubinRebuiltForSm90a) {

@@ -89,7 +89,13 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
     for (const auto& v : vs) {
       SCOPED_TRACE(v.name);
       const int64_t tp = param(v, "tp"), tq = param(v, "tq"), bn = param(v, "bn"), stages = param(v, "stages");
-      const int64_t epi_wg = param(v, "epi_wg");
+      const int64_t epi_wg = param(v, "epi_wg"), cp = testing::halo_cp(v);
+      // channels per tap in a K tile: 32, or (below 17 channels) also C rounded up to 4, 8 or 16
+      const int64_t min_cp = c.c <= 4 ? 4 : c.c <= 8 ? 8 : c.c <= 16 ? 16 : 32;
+      EXPECT_TRUE(cp == 32 || cp == min_cp) << cp;
+      // the GEMM's K: C rounded up to cp, times R*S rounded up to the K tile's 32/cp taps
+      const int64_t taps_per_tile = 32 / cp;
+      const int64_t gemm_k = (c.c + cp - 1) / cp * ((c.r * c.s + taps_per_tile - 1) / taps_per_tile) * 32;
       EXPECT_EQ(tp * tq, 128);
       EXPECT_TRUE(bn == 32 || bn == 64 || bn == 128 || bn == 256);
       EXPECT_GE(stages, 4);
@@ -109,7 +115,7 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
                                                             : 2 * 32 * 68 * 4;
       // FT_EPI_RED_BYTES: two epilogue warpgroups meet with their partial reductions
       const int64_t red = epi_wg == 2 && p.reduce ? 2 * 64 * 4 : 0;
-      const int64_t smem = 1024 + stages * bn * 128 + 2 * 32 * chs * 4 + staging + round_up(chan_floats * 4, 16) +
+      const int64_t smem = 1024 + stages * bn * 128 + 2 * cp * chs * 4 + staging + round_up(chan_floats * 4, 16) +
                            red + 16 * (stages + 2) + 32 * (epi_wg ? 1 : 0) + 64;
       EXPECT_EQ(param(v, "smem_bytes"), smem);
       EXPECT_LE(smem, dev.smem_per_block_optin);
@@ -118,17 +124,21 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       while (widest < c.k && widest < 256) widest *= 2;
       EXPECT_LE(bn, widest);
       EXPECT_LE((c.k + bn - 1) / bn, 2 * ((c.k + 255) / 256));
-      EXPECT_LE(round_up(c.k, bn) * round_up(c.c, 32) * c.r * c.s, largest);
+      EXPECT_LE(round_up(c.k, bn) * gemm_k, largest);
       // the parameters in the template's order, then the derived ones
       std::vector<std::string> names;
       for (const auto& [n, value] : v.params) names.push_back(n);
-      EXPECT_EQ(names, (std::vector<std::string>{"tp", "bn", "stages", "epi_wg", "reduce", "out_nhwc", "split", "tq",
-                                                 "smem_bytes"}));
+      // (cp only below 17 input channels: wider inputs' sources are those of before it)
+      std::vector<std::string> expected{"tp", "bn", "stages", "epi_wg", "reduce", "out_nhwc", "split"};
+      if (min_cp < 32) expected.push_back("cp");
+      for (const char* derived : {"tq", "smem_bytes"}) expected.push_back(derived);
+      EXPECT_EQ(names, expected);
       EXPECT_EQ(param(v, "split"), 0);
       EXPECT_EQ(param(v, "reduce"), p.reduce ? 1 : 0);
       EXPECT_EQ(param(v, "out_nhwc"), v.output_layout == spec::Layout::nhwc ? 1 : 0);
       EXPECT_EQ(v.name, "fused-conv.halo.p" + std::to_string(tp) + ".n" + std::to_string(bn) + ".s" +
-                            std::to_string(stages) + ".e" + std::to_string(epi_wg));
+                            std::to_string(stages) + ".e" + std::to_string(epi_wg) +
+                            (min_cp < 32 ? ".c" + std::to_string(cp) : ""));
       EXPECT_EQ(v.role(), Role::solution);
       EXPECT_TRUE(v.arch_specific);
       EXPECT_EQ(check_variant(v, p), "");
@@ -138,7 +148,7 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       const KernelStep& k = v.plan[1].kernel();
       EXPECT_FALSE(v.plan[0].timed);
       EXPECT_TRUE(v.plan[1].timed);
-      const int64_t packed = round_up(c.k, bn) * round_up(c.c, 32) * c.r * c.s;
+      const int64_t packed = round_up(c.k, bn) * gemm_k;
       EXPECT_EQ(v.buffer(pk.args[1]).floats(), packed);
       EXPECT_EQ(pk.launch.grid[0], uint32_t((packed + 255) / 256));
       const int64_t tiles = c.n * ((c.p() + tp - 1) / tp) * ((c.q() + tq - 1) / tq);
@@ -237,6 +247,50 @@ TEST(FusedConvHalo, BothDesignsBelow32Channels) {
   EXPECT_EQ(designs, (std::set<std::string>{"fused-conv.halo"}));
 }
 
+// Below 17 input channels a K tile of 32 holds 32/cp taps of cp channels: KernelBench's C = 8
+// convs (#57, #69, #71, #87...) run a K of 96 for their 72 instead of 288, a third of the MMAs;
+// the one-tap tiles (c32) stay offered beside them. Past 16 channels nothing changes, names too.
+TEST(FusedConvHalo, SmallInputsPackSeveralTapsIntoAKTile) {
+  for (const bool strict : {false, true}) {
+    GenerateOptions o;
+    o.strict_fp32 = strict;
+    const spec::Problem p = spec::parse("conv2d(n=128,c=8,h=128,w=128,k=64,r=3,bias=true) | relu | hardswish");
+    std::set<int64_t> cps;
+    for (const auto& v : generate_variants(p, sm90(), o)) {
+      if (!v.design.starts_with("fused-conv.halo")) continue;
+      const int64_t cp = param(v, "cp");
+      cps.insert(cp);
+      EXPECT_TRUE(v.name.ends_with(".c" + std::to_string(cp))) << v.name;
+      EXPECT_NE(v.source.find("#define FT_CP " + std::to_string(cp) + "\n"), std::string::npos) << v.name;
+      // the packed filters: K rounded up to bn, by 96 (cp 8: 3 K tiles of 4 taps) or 288
+      const int64_t bn = param(v, "bn");
+      EXPECT_EQ(v.buffer(v.plan[0].kernel().args[1]).floats(),
+                round_up(64, bn) * (cp == 8 ? 96 : 288) * (strict ? 2 : 1))
+          << v.name;
+    }
+    EXPECT_EQ(cps, (std::set<int64_t>{8, 32})) << strict;
+  }
+  {
+    std::set<int64_t> cps;
+    for (const auto& v : halo(spec::parse("conv2d(n=2,c=16,h=32,w=32,k=64,r=5,pad=2) | relu"))) cps.insert(param(v, "cp"));
+    EXPECT_EQ(cps, (std::set<int64_t>{16, 32}));
+  }
+  // A ResNet stem (C = 3, 7 x 7, stride 2): one-tap tiles need a halo of 32 channel planes of 13 x
+  // 72 floats or more, two buffers past the shared memory; 4 planes fit, so the halo design now
+  // has variants there, all with 8 taps per K tile.
+  {
+    std::set<int64_t> cps;
+    for (const auto& v : halo(spec::parse("conv2d(n=2,c=3,h=64,w=64,k=64,r=7,stride=2,pad=3) | relu")))
+      cps.insert(param(v, "cp"));
+    EXPECT_EQ(cps, (std::set<int64_t>{4}));
+  }
+  for (const auto& v : halo(spec::parse("conv2d(n=2,c=17,h=32,w=32,k=64,r=3) | relu"))) {
+    EXPECT_EQ(v.name.find(".c"), std::string::npos) << v.name;
+    // no FT_CP among the parameters: the template's own default (32) stands
+    EXPECT_GT(v.source.find("#define FT_CP "), v.source.find("// ---- fused_conv_halo.cu")) << v.name;
+  }
+}
+
 // --math fp32: the 3xTF32 design only (TF32 products fail the fp32 rule): a stage holds the big
 // and the small filter tile, the pack writes both, bn at most 128.
 TEST(FusedConvHalo, StrictFp32GetsThe3xTf32DesignOnly) {
@@ -252,7 +306,7 @@ TEST(FusedConvHalo, StrictFp32GetsThe3xTf32DesignOnly) {
       EXPECT_EQ(v.design, "fused-conv.halo3x");
       EXPECT_EQ(param(v, "split"), 1);
       const int64_t tp = param(v, "tp"), tq = param(v, "tq"), bn = param(v, "bn"), stages = param(v, "stages");
-      const int64_t epi_wg = param(v, "epi_wg");
+      const int64_t epi_wg = param(v, "epi_wg"), cp = testing::halo_cp(v);
       EXPECT_LE(bn, 128);
       const int64_t vw = c.w % 4 == 0 ? 4 : c.w % 2 == 0 ? 2 : 1;
       const int64_t hr = (tp - 1) * c.stride_h + (c.r - 1) * c.dil_h + 1;
@@ -266,11 +320,13 @@ TEST(FusedConvHalo, StrictFp32GetsThe3xTf32DesignOnly) {
                               : param(v, "out_nhwc") == 1 ? 2 * 64 * 40 * 4
                                                             : 2 * 32 * 68 * 4;
       const int64_t red = epi_wg == 2 && p.reduce ? 2 * 64 * 4 : 0;
-      EXPECT_EQ(param(v, "smem_bytes"), 1024 + stages * bn * 128 * 2 + 2 * 32 * chs * 4 + staging +
+      EXPECT_EQ(param(v, "smem_bytes"), 1024 + stages * bn * 128 * 2 + 2 * cp * chs * 4 + staging +
                                             round_up(chan_floats * 4, 16) + red + 16 * (stages + 2) +
                                             32 * (epi_wg ? 1 : 0) + 64);
       const KernelStep& pk = v.plan[0].kernel();
-      EXPECT_EQ(v.buffer(pk.args[1]).floats(), 2 * round_up(c.k, bn) * round_up(c.c, 32) * c.r * c.s);
+      const int64_t taps_per_tile = 32 / cp;
+      EXPECT_EQ(v.buffer(pk.args[1]).floats(),
+                2 * round_up(c.k, bn) * ((c.c + cp - 1) / cp) * ((c.r * c.s + taps_per_tile - 1) / taps_per_tile) * 32);
       EXPECT_NE(v.source.find("#define FT_SPLIT 1"), std::string::npos);
       EXPECT_EQ(check_variant(v, p), "");
     }

@@ -194,9 +194,12 @@ TEST(FusedConvPlan, PacksTheFiltersUntimedThenRunsOneKernel) {
       const Buffer& wpack = v.buffer(pk.args[1]);
       EXPECT_EQ(wpack.name, "wpack");
       EXPECT_EQ(wpack.kind, BufferKind::scratch);
-      // fused_conv.cu packs K = C*R*S rounded up to 32; the halo design (C rounded up to 32) x R*S
-      const int64_t kg_pad = v.design == "fused-conv.halo" ? round_up(p.conv.c, 32) * p.conv.r * p.conv.s
-                                                           : round_up(p.conv.c * p.conv.r * p.conv.s, 32);
+      // fused_conv.cu packs K = C*R*S rounded up to 32; the halo design (C rounded up to cp) x
+      // (R*S rounded up to the K tile's 32/cp taps)
+      const int64_t cp = testing::halo_cp(v), taps = 32 / cp;
+      const int64_t kg_pad = v.design == "fused-conv.halo"
+                                 ? round_up(p.conv.c, cp) / cp * round_up(p.conv.r * p.conv.s, taps) / taps * 32
+                                 : round_up(p.conv.c * p.conv.r * p.conv.s, 32);
       const int64_t floats = round_up(p.conv.k, param(v, "bn")) * kg_pad;
       EXPECT_EQ(wpack.floats(), floats) << v.name;
       EXPECT_EQ(pk.writes, (std::vector<size_t>{1}));

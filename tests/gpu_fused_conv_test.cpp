@@ -97,11 +97,37 @@ TEST_F(GpuFusedConv, AwkwardGeometry) {
            "conv2d(n=4,c=64,h=130,w=130,k=128,r=3) | min(0.5) | add(param[k]) | mul(2)",
            // out=any (NHWC), C = 48
            "conv2d(n=2,c=48,h=32,w=32,k=48,r=3,out=any) | silu",
-           // C = 16 (both designs), K = 24
+           // C = 16 (both designs), K = 24; the halo's K tiles of 2 taps x 16 channels (c16)
            "conv2d(n=2,c=16,h=33,w=31,k=24,r=3,pad=1) | tanh",
        }) {
     SCOPED_TRACE(spec);
     EXPECT_TRUE(expect_every_variant_verifies(spec).count("fused-conv.halo")) << spec;
+  }
+}
+
+// Below 17 input channels a K tile of the halo design holds 32/cp taps of cp channels (c4, c8,
+// c16; padding taps past R*S): every such variant verifies, next to the one-tap tiles (c32), in
+// TF32 and in 3xTF32 (the mode KernelBench's C = 8 problems need: #57, #69, #71, #87). (C = 5
+// with R*S = 6 and C = 16 are in AwkwardGeometry.)
+TEST_F(GpuFusedConv, SeveralTapsPerKTileBelow17Channels) {
+  struct Case {
+    const char* spec;
+    const char* math;
+  };
+  for (const Case& c : {// KernelBench's C = 8 convs: 4 taps per K tile, 3 K tiles (the last 3 taps zero)
+                        Case{"conv2d(n=4,c=8,h=40,w=42,k=64,r=3) | relu | hardswish", "fp32"},
+                        Case{"conv2d(n=4,c=8,h=40,w=42,k=64,r=3) | relu | hardswish", "tf32"},
+                        // C = 3: 8 taps x 4 channels, 7 x 7 filters at stride 2 (49 taps in 7 K
+                        // tiles, the last with 7 zero taps), as a ResNet stem
+                        Case{"conv2d(n=2,c=3,h=37,w=38,k=64,r=7,stride=2,pad=3) | relu", "tf32"}}) {
+    SCOPED_TRACE(std::string(c.math) + " " + c.spec);
+    const fusetune::spec::Problem problem = fusetune::spec::parse(c.spec);
+    size_t packed = 0;
+    for (const auto& name : fused_conv_names(problem, c.math))
+      packed += name.starts_with("fused-conv.halo") && name.find(".c32") == std::string::npos;
+    EXPECT_GT(packed, 0u) << "no variant with several taps per K tile";
+    EXPECT_TRUE(expect_every_variant_verifies(c.spec, c.math).count(std::string(c.math) == "fp32" ? "fused-conv.halo3x"
+                                                                                                  : "fused-conv.halo"));
   }
 }
 
@@ -246,6 +272,8 @@ TEST_F(GpuFusedConv, PlantedBugsInsideTheFusedConvsAreRejected) {
                         Case{"conv2d(n=2,c=64,h=34,w=66,k=128,r=3,pad=1,stride=2) | min(0.5) | add(param[k]) | mul(2)",
                              "tf32"},
                         Case{"conv2d(n=2,c=16,h=33,w=31,k=24,r=3,pad=1) | mul(2) | reduce_max(channel)", "tf32"},
+                        // several taps per K tile (c8): a wrong tap or a stale stage in them
+                        Case{"conv2d(n=2,c=8,h=34,w=34,k=64,r=3) | relu | hardswish", "tf32"},
                         Case{"conv2d(n=2,c=64,h=34,w=66,k=128,r=3,pad=1) | add(param[k]) | mul(2)", "fp32"}}) {
     SCOPED_TRACE(std::string(c.math) + " " + c.spec);
     const fusetune::spec::Problem problem = fusetune::spec::parse(c.spec);

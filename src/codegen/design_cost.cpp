@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "codegen/designs.hpp"
+
 namespace fusetune::codegen {
 
 namespace {
@@ -25,11 +27,10 @@ double gemm_flop(const spec::Conv& c, const Variant& v, int64_t gemm_k, double p
 // fused_conv.cu: the im2col tile, C*R*S rounded up to one 32-wide K tile.
 double gather_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, round_up(c.c * c.r * c.s, 32), 1.0); }
 
-// fused_conv_halo.cu: each tap's K tiles cover C rounded up to 32.
-double halo_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, round_up(c.c, 32) * c.r * c.s, 1.0); }
-double halo_split_flop(const spec::Conv& c, const Variant& v) {
-  return gemm_flop(c, v, round_up(c.c, 32) * c.r * c.s, 3.0);
-}
+// fused_conv_halo.cu: C rounded up to cp, times R*S rounded up to the 32/cp taps of a K tile.
+int64_t halo_k(const spec::Conv& c, const Variant& v) { return halo_conv_kg_pad(c.c, c.r * c.s, param_or(v, "cp", 32)); }
+double halo_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, halo_k(c, v), 1.0); }
+double halo_split_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, halo_k(c, v), 3.0); }
 
 constexpr std::array kTable{
     DesignCost{"fused-conv", &gather_flop},

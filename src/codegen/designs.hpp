@@ -106,13 +106,24 @@ inline constexpr int64_t kPersistentBlocks = 132;
 
 // Whether the halo design can compute the problem: NCHW input (it loads channel planes).
 [[nodiscard]] bool fused_conv_halo_applies(const spec::Problem& problem);
-// Parameters tp, bn, stages, epi_wg (tuned), reduce, out_nhwc (fixed by the problem), split (0: TF32,
-// design "fused-conv.halo"; 1: 3xTF32 for --math fp32, design "fused-conv.halo3x").
+// Parameters tp, bn, stages, epi_wg (tuned), cp (below 17 input channels only: channels per tap
+// in a K tile, C rounded up to 4, 8 or 16 for several taps per K tile, or 32; wider inputs have
+// no cp parameter, so their sources and names are those of before it, and take 32), reduce,
+// out_nhwc (fixed by the problem), split (0: TF32, design "fused-conv.halo"; 1: 3xTF32 for --math
+// fp32, design "fused-conv.halo3x").
 [[nodiscard]] KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev,
                                                   const spec::Problem& problem, bool split = false);
-// The packed filters' row length: C rounded up to 32, times R*S (one 32-wide K tile per tap
-// of a chunk); rows as fused_conv_kn_pad.
-[[nodiscard]] int64_t halo_conv_kg_pad(const Shape& s);
+// The GEMM's K of the halo design, the packed filters' row length: C rounded up to cp, times
+// R*S rounded up to 32 / cp taps (one 32-wide K tile per 32 / cp taps of a chunk of cp
+// channels); the template's FT_KG_PAD. Rows as fused_conv_kn_pad.
+[[nodiscard]] inline int64_t halo_conv_kg_pad(int64_t c, int64_t rs, int64_t cp) {
+  const int64_t taps_per_tile = 32 / cp;
+  return (c + cp - 1) / cp * ((rs + taps_per_tile - 1) / taps_per_tile) * 32;
+}
+// The smallest cp that holds every input channel (4, 8 or 16), or 32 past 16 channels.
+[[nodiscard]] inline int64_t halo_conv_min_cp(int64_t c) { return c <= 4 ? 4 : c <= 8 ? 8 : c <= 16 ? 16 : 32; }
+// A point's cp: its parameter, or 32 where the space has none (past 16 input channels).
+[[nodiscard]] int64_t halo_conv_cp(const ParamValues& point);
 // Output tiles of a point: N * ceil(P / tp) * ceil(Q / (128 / tp)).
 [[nodiscard]] int64_t halo_conv_tiles(const Shape& s, const ParamValues& point);
 // Dynamic shared memory of the halo kernel, the template's FT_SMEM_NEEDED: 1024 (alignment

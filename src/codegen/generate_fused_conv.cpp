@@ -5,6 +5,7 @@
 // designs: fused_conv.cu (gathers the im2col tile; any input layout) and fused_conv_halo.cu
 // (loads the input tile with its halo once per channel chunk; NCHW input).
 #include <optional>
+#include <string>
 
 #include "codegen/designs.hpp"
 #include "codegen/generate_parts.hpp"
@@ -76,8 +77,9 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
 }
 
 // fused_conv.cu gathers every im2col element itself, so it reads NHWC input too; below 32
-// input channels it also wastes less of each 32-wide K tile than the halo design, whose K tiles
-// are one tap of a 32-channel chunk (C = 8 pads 4x there, 72 -> 96 here). For NCHW input with
+// input channels it may also waste less of each 32-wide K tile than the halo design (C = 24:
+// 216 -> 224 here, 288 there; below 17 channels the halo's K tiles of several taps pad C = 8's
+// 72 to 96 as this does), so it stays offered there. For NCHW input with
 // 32 or more channels the halo design is faster on every shape measured (docs/perf-notes.md:
 // 1.10 against 3.24 ms on kernelbench-31's shape), so the gather design is left out there,
 // unless the halo design has no point for the problem (its halo buffers outgrow shared memory,
@@ -114,16 +116,21 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
     }
   }
   for (const auto& point : halo_points) {
-    std::vector<std::pair<std::string, int64_t>> dims = {{"KG_PAD", halo_conv_kg_pad(s)}};
+    std::vector<std::pair<std::string, int64_t>> dims = {{"KG_PAD", halo_conv_kg_pad(s.c, s.rs, halo_conv_cp(point))}};
     if (split) dims.emplace_back("PARTS", 2);
+    // (past 16 input channels the K extent reads as before cp existed: those plans, and so the
+    // shipped records' provenance, are unchanged)
+    const std::string k_extent = halo_conv_cp(point) == 32 && halo_conv_min_cp(s.c) == 32
+                                     ? "(C rounded up to 32) x R*S"
+                                     : "(C rounded up to cp) x (R*S rounded up to 32/cp)";
     const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
                         dims,
                         halo_conv_pack_launch(s, point),
-                        split ? "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x "
-                                "R*S, zero-padded, one swizzled bn x 32 block per column tile and K tile of the TF32 "
-                                "big parts, then one of the TF32-rounded remainders (3xTF32)"
-                              : "the filters packed for ft_fused_conv: K rounded up to bn by (C rounded up to 32) x "
-                                "R*S, zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
+                        split ? "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
+                                    ", zero-padded, one swizzled bn x 32 block per column tile and K tile of the TF32 "
+                                    "big parts, then one of the TF32-rounded remainders (3xTF32)"
+                              : "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
+                                    ", zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
                         {"ft_tf32.cuh"}};
     out.push_back(fused_conv_variant(problem, s, options, *halo, point, dp));
   }

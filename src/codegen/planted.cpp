@@ -41,8 +41,10 @@ std::optional<int64_t> param(const Variant& v, const std::string& name) {
 
 // The variants the plants are made from: the first variant of each epilogue and fused-conv
 // design; for the halo designs also the first with an epilogue warpgroup (its reduction and
-// stores are other code) and the first whose output channels span more than one column tile
-// (where the last tile can be dropped from a reduction), when those differ from the first.
+// stores are other code), the first whose output channels span more than one column tile
+// (where the last tile can be dropped from a reduction) and the first of each other cp (K tiles
+// of one tap, or of several below 17 channels: other halo offsets and filter packing), when
+// those differ from the first.
 std::vector<const Variant*> design_heads(const std::vector<Variant>& real, const spec::Problem& problem) {
   std::vector<const Variant*> out;
   const auto add = [&](const Variant& v) {
@@ -64,6 +66,11 @@ std::vector<const Variant*> design_heads(const std::vector<Variant>& real, const
     }
     for (const auto& w : real) {
       if (w.design != v.design || param(w, "bn").value_or(problem.conv.k) >= problem.conv.k) continue;
+      add(w);
+      break;
+    }
+    for (const auto& w : real) {
+      if (w.design != v.design || param(w, "cp") == param(v, "cp")) continue;
       add(w);
       break;
     }

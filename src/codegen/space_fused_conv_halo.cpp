@@ -11,7 +11,6 @@ namespace fusetune::codegen {
 namespace {
 
 constexpr int64_t kTilePixels = 128;     // FT_TP * FT_TQ: two consumer warpgroups of 64 pixels
-constexpr int64_t kChunk = 32;           // FT_CC: input channels per halo chunk (one K tile per tap)
 constexpr int64_t kHaloThreads = 384;    // FT_THREADS: one producer and two consumer warpgroups,
                                          // plus 128 per epilogue warpgroup (FT_EPI_WG)
 constexpr int64_t kEpiPitch = 68;        // FT_EPI_PITCH
@@ -35,7 +34,7 @@ int64_t halo_row_floats(const spec::Conv& c, const Shape& s, int64_t tq) {
   return (used + 2 * (vw - 1)) / vw * vw;
 }
 
-// FT_CHS: floats per halo channel, padded to 8 mod 32.
+// FT_CHS: floats per halo channel, padded to 8 mod 32; the halo holds cp channels (FT_CC).
 int64_t halo_channel_floats(const spec::Conv& c, const Shape& s, int64_t tp, int64_t tq) {
   return (halo_rows(c, tp) * halo_row_floats(c, s, tq) + 23) / 32 * 32 + 8;
 }
@@ -76,7 +75,11 @@ double halo_amplification(const spec::Conv& c, const Shape& s, int64_t tp) {
 
 bool fused_conv_halo_applies(const spec::Problem& problem) { return problem.conv.in == spec::Layout::nchw; }
 
-int64_t halo_conv_kg_pad(const Shape& s) { return ceil_div(s.c, kChunk) * s.rs * kChunk; }
+int64_t halo_conv_cp(const ParamValues& point) {
+  for (const auto& [name, value] : point.items)
+    if (name == "cp") return value;
+  return 32;
+}
 
 int64_t halo_conv_tiles(const Shape& s, const ParamValues& v) {
   const int64_t tp = v.at("tp");
@@ -86,7 +89,7 @@ int64_t halo_conv_tiles(const Shape& s, const ParamValues& v) {
 int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamValues& v) {
   const int64_t tp = v.at("tp");
   const int64_t stages = v.at("stages");
-  const int64_t halo = kChunk * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
+  const int64_t halo = halo_conv_cp(v) * halo_channel_floats(c, s, tp, kTilePixels / tp) * 4;
   const int64_t epi_wg = v.at("epi_wg");
   const int64_t epi = epi_wg            ? 2 * v.at("bn") * kEpiPitch * 4
                       : v.at("reduce")    ? 0
@@ -100,7 +103,7 @@ int64_t halo_conv_smem_bytes(const spec::Conv& c, const Shape& s, const ParamVal
 }
 
 LaunchConfig halo_conv_pack_launch(const Shape& s, const ParamValues& v) {
-  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s) * (1 + v.at("split")));
+  return pack_launch(fused_conv_kn_pad(s, v.at("bn")) * halo_conv_kg_pad(s.c, s.rs, halo_conv_cp(v)) * (1 + v.at("split")));
 }
 
 KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev, const spec::Problem& problem,
@@ -110,6 +113,8 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   const spec::Conv& conv = problem.conv;
   const bool reduce = problem.reduce.has_value();
   const bool out_nhwc = fused_conv_out_layout(problem) == spec::Layout::nhwc;
+  const int64_t min_cp = halo_conv_min_cp(s.c);
+  const bool small_c = min_cp < 32;
   // tp output rows x 128/tp columns per tile; bn a wgmma N; stages of the filter ring (the halo
   // has two buffers of its own). The v6 prototype measured 4 x 32, bn 128 and 8-9 stages best
   // on both presets' shapes, 6 stages within 2% (docs/perf-notes.md).
@@ -124,6 +129,12 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
       .param("reduce", "", {reduce ? 1 : 0})
       .param("out_nhwc", "", {out_nhwc ? 1 : 0})
       .param("split", "", {split ? 1 : 0});
+  // c4/c8/c16: below 17 input channels a 32-wide K tile holds 32/cp taps of cp channels (C = 8
+  // pads 72 to 96 instead of to 288: a third of the MMAs, and a halo of 8 channel planes instead
+  // of 32); c32, one tap per K tile as for wide inputs, stays offered beside it. Past 16 channels
+  // there is no cp parameter (the template's default, 32): those variants' sources, and so the
+  // shipped records' provenance, are what they were before it.
+  if (small_c) sp.param("cp", "c", {min_cp, 32});
   // 3xTF32 keeps a small part of every A fragment beside it (32 more registers per consumer
   // thread): with 128 accumulators (bn 256) that leaves ptxas too few of the 224.
   sp.require("3xTF32: bn must not exceed 128 (the small parts of the A fragments take 32 registers)",
@@ -151,10 +162,10 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   sp.require("the halo window must read at most 2.5 input values per output pixel (halo area / 128), "
              "unless no tile shape does better",
              [=](const ParamValues& v) { return halo_amplification(conv, s, v.at("tp")) <= amp_limit + 1e-9; });
-  // The halo copies address a chunk with 32-bit offsets that step up to 3 planes past its 32
-  // channel planes after the last copy: 35 planes must fit in them.
-  sp.require("35 input channel planes (35*H*W) must fit 32-bit offsets",
-             [=](const ParamValues&) { return (kChunk + 3) * s.hw < (int64_t(1) << 31); });
+  // The halo copies address a chunk with 32-bit offsets that step up to 3 planes past its cp
+  // channel planes after the last copy: cp + 3 planes must fit in them.
+  sp.require("a chunk's channel planes and 3 more ((cp+3)*H*W) must fit 32-bit offsets",
+             [=](const ParamValues& v) { return (halo_conv_cp(v) + 3) * s.hw < (int64_t(1) << 31); });
   const Shape shape = s;
   const spec::Conv geometry = conv;
   const int64_t smem = dev.smem_per_block_optin;
@@ -192,10 +203,13 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
              "functions (exp, erf, log, ...)",
              [=](const ParamValues& v) { return v.at("epi_wg") != 2 || costly_ops >= 2; });
   const int64_t largest = std::max({s.input_elems(), s.weight_elems(), s.conv_out_elems()});
-  sp.require("the packed filters (K rounded up to bn) x (C rounded up to 32, times R*S) must not exceed the "
-             "problem's largest tensor (" + std::to_string(largest) + " floats), the bound on scratch buffers",
+  sp.require("the packed filters (K rounded up to bn) x (C rounded up to cp, times R*S rounded up to 32/cp) "
+             "must not exceed the problem's largest tensor (" + std::to_string(largest) +
+                 " floats), the bound on scratch buffers",
              [=](const ParamValues& v) {
-               return fused_conv_kn_pad(shape, v.at("bn")) * halo_conv_kg_pad(shape) * (1 + v.at("split")) <= largest;
+               return fused_conv_kn_pad(shape, v.at("bn")) * halo_conv_kg_pad(shape.c, shape.rs, halo_conv_cp(v)) *
+                          (1 + v.at("split")) <=
+                      largest;
              });
 
   sp.launch = [=](const ParamValues& v) {
