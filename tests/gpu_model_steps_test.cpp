@@ -224,6 +224,31 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
   }
 }
 
+// fused-conv.halo.stages: a version-2 conv2d's conv as the halo fused conv (conv + bias; K tiles
+// of 4 taps at C = 8, and of one tap), then the stage kernels, verifies under both math modes: a
+// group norm after it (#21, #85's kind), a spatial mean (#67's), an instance norm at C = 64 (#17's).
+TEST_F(GpuModelSteps, FusedConvStagesVerify) {
+  for (const char* spec : {"conv2d(n=4,c=8,h=34,w=34,k=32,r=3) | add(param[k]) | mul(param[k]) | sigmoid | group_norm(8)",
+                           "conv2d(n=4,c=8,h=34,w=34,k=64,r=3) | gelu | reduce_mean(spatial,keepdim=false)",
+                           "conv2d(n=2,c=64,h=34,w=34,k=128,r=3) | instance_norm | div(2)"}) {
+    for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
+      SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
+      worker::Session session(setup(spec, math));
+      int ran = 0;
+      for (const codegen::Variant& v : generate(spec::parse(spec), math)) {
+        if (v.candidate != codegen::Candidate::fused_conv) continue;
+        const protocol::RunReply r = run(session, v, math);
+        ++ran;
+        EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
+        EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
+        std::cout << "  " << v.name << ": " << r.time.median_ms << " ms, worst element " << r.error.worst_ratio
+                  << " of its bound, rel-L2 " << r.error.rel_l2 << " (limit " << r.error.rel_l2_limit << ")\n";
+      }
+      EXPECT_GT(ran, 0);
+    }
+  }
+}
+
 // Bugs planted inside the fused GEMM must fail verification: a skipped K tile, truncation to TF32,
 // a stale pipeline stage, a reduction that drops its last column tile, and (the whole kernel
 // right, the problem wrong) the variant of `spec | add(0.05)`.

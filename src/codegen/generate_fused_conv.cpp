@@ -4,11 +4,13 @@
 // reduction) to its accumulators: the conv output never reaches memory. sm_90 only. Two
 // designs: fused_conv.cu (gathers the im2col tile; any input layout) and fused_conv_halo.cu
 // (loads the input tile with its halo once per channel chunk; NCHW input).
+#include <algorithm>
 #include <optional>
 #include <string>
 
 #include "codegen/designs.hpp"
 #include "codegen/generate_parts.hpp"
+#include "codegen/model_buffers.hpp"
 
 namespace fusetune::codegen {
 
@@ -38,6 +40,28 @@ std::vector<std::pair<std::string, int64_t>> with_kn_pad(int64_t kn_pad,
   return dims;
 }
 
+// The source of a fused-conv variant of `problem` (chain form) at `point`; the parameters go to
+// v.params as they go to the source.
+std::string fused_conv_source(const spec::Problem& problem, const Shape& s, const GenerateOptions& options,
+                              const KernelDesign& d, const ParamValues& point, const DesignPlan& dp, Variant& v,
+                              const std::string& shape_title = "problem shape") {
+  v.arch_specific = true;  // wgmma: sm_90a
+  SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(Candidate::fused_conv)));
+  add_params(v, b, point.items);
+  // Derived, not searched: the kernel checks its shared-memory carve-up against the launch's.
+  add_params(v, b, dp.derived);
+  b.kernel(kPackKernel);
+  b.kernel(d.kernel_name);
+  b.defines(shape_title, shape_defines(s));
+  b.defines("conv geometry", conv_geometry_defines(problem));
+  b.template_file("ft_common.cuh");
+  b.template_file("ft_wgmma.cuh");  // the template's wgmma, mbarrier and cp.async helpers
+  for (const auto& f : dp.helpers) b.template_file(f);
+  b.code("epilogue ops", epilogue_chain_code(problem, s));
+  b.template_file(d.template_file);
+  return b.str();
+}
+
 Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const GenerateOptions& options,
                            const KernelDesign& d, const ParamValues& point, const DesignPlan& dp) {
   const spec::Layout layout = fused_conv_out_layout(problem);
@@ -46,21 +70,7 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
   v.candidate = Candidate::fused_conv;
   v.design = d.prefix;
   v.name = d.space.variant_name(d.prefix, point);
-  v.arch_specific = true;  // wgmma: sm_90a
-  SourceBuilder b(options.problem_text, v.name, std::string(candidate_name(v.candidate)));
-  add_params(v, b, point.items);
-  // Derived, not searched: the kernel checks its shared-memory carve-up against the launch's.
-  add_params(v, b, dp.derived);
-  b.kernel(kPackKernel);
-  b.kernel(d.kernel_name);
-  b.defines("problem shape", shape_defines(s));
-  b.defines("conv geometry", conv_geometry_defines(problem));
-  b.template_file("ft_common.cuh");
-  b.template_file("ft_wgmma.cuh");  // the template's wgmma, mbarrier and cp.async helpers
-  for (const auto& f : dp.helpers) b.template_file(f);
-  b.code("epilogue ops", epilogue_chain_code(problem, s));
-  b.template_file(d.template_file);
-  v.source = b.str();
+  v.source = fused_conv_source(problem, s, options, d, point, dp, v);
 
   PlanBuilder pb(problem, v);
   const BufferRef x = pb.x();
@@ -88,7 +98,87 @@ bool gather_design_applies(const spec::Problem& problem, size_t halo_points) {
   return !fused_conv_halo_applies(problem) || problem.conv.c < 32 || halo_points == 0;
 }
 
+DesignPlan halo_design_plan(const spec::Conv& conv, const Shape& s, const ParamValues& point, bool split) {
+  std::vector<std::pair<std::string, int64_t>> dims = {{"KG_PAD", halo_conv_kg_pad(s.c, s.rs, halo_conv_cp(point))}};
+  if (split) dims.emplace_back("PARTS", 2);
+  // (past 16 input channels the K extent reads as before cp existed: those plans, and so the
+  // shipped records' provenance, are unchanged)
+  const std::string k_extent = halo_conv_cp(point) == 32 && halo_conv_min_cp(s.c) == 32
+                                   ? "(C rounded up to 32) x R*S"
+                                   : "(C rounded up to cp) x (R*S rounded up to 32/cp)";
+  return DesignPlan{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(conv, s, point)}},
+                    dims,
+                    halo_conv_pack_launch(s, point),
+                    split ? "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
+                                ", zero-padded, one swizzled bn x 32 block per column tile and K tile of the TF32 big "
+                                "parts, then one of the TF32-rounded remainders (3xTF32)"
+                          : "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
+                                ", zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
+                    {"ft_tf32.cuh"}};
+}
+
+// A version-2 problem's conv2d as a chain problem with no epilogue: the halo kernel then computes
+// the conv and its bias, NCHW in and out (version-2 plans are channels-first).
+spec::Problem conv_alone(const spec::Problem& p) {
+  spec::Problem c;
+  c.main = spec::MainKind::conv2d;
+  c.conv = p.conv;
+  c.conv.in = c.conv.out = spec::Layout::nchw;
+  return c;
+}
+
 }  // namespace
+
+std::vector<ParamValues> fused_conv_main_points(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                                const GenerateOptions& options) {
+  if (problem.main != spec::MainKind::conv2d || problem.conv.groups != 1 || problem.conv.transposed ||
+      !fused_conv_applies(limits))
+    return {};
+  const spec::Problem c = conv_alone(problem);
+  std::vector<ParamValues> points = fused_conv_halo_design(shape_of(c), limits, c, options.strict_fp32).space.enumerate();
+  // A few tiles, not the whole space (the stage kernels after it are the plan's other half): 4 x 32
+  // pixels, the tile the presets' winners took (else the nearest the space has: narrow images),
+  // and 6 stages (or the deepest that fits); every bn, epilogue placement and cp.
+  int64_t tp = 0;
+  for (const int64_t want : {4, 8, 2, 1})
+    if (tp == 0 && std::any_of(points.begin(), points.end(), [&](const ParamValues& v) { return v.at("tp") == want; }))
+      tp = want;
+  std::erase_if(points, [&](const ParamValues& v) { return v.at("tp") != tp; });
+  int64_t deepest = 0;
+  for (const ParamValues& v : points) deepest = std::max(deepest, v.at("stages"));
+  std::erase_if(points, [&](const ParamValues& v) { return v.at("stages") != std::min<int64_t>(deepest, 6); });
+  return points;
+}
+
+std::string fused_conv_main_name(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                 const GenerateOptions& options, const ParamValues& point, const std::string& prefix) {
+  const spec::Problem c = conv_alone(problem);
+  return fused_conv_halo_design(shape_of(c), limits, c, options.strict_fp32).space.variant_name(prefix, point);
+}
+
+std::string fused_conv_main(const spec::Problem& problem, const gpu::DeviceLimits& limits, const GenerateOptions& options,
+                            const ParamValues& point, Variant& v, BufferRef x, BufferRef w, std::optional<BufferRef> bias,
+                            BufferRef out) {
+  const spec::Problem c = conv_alone(problem);
+  const Shape s = shape_of(c);
+  const bool split = options.strict_fp32;
+  const KernelDesign d = fused_conv_halo_design(s, limits, c, split);
+  const DesignPlan dp = halo_design_plan(c.conv, s, point, split);
+  const std::string source = fused_conv_source(
+      c, s, options, d, point, dp, v, "problem shape (the conv alone: its epilogue runs as the stage kernels before this source)");
+  const BufferRef wpack =
+      add_buffer(v, {"wpack", BufferKind::scratch, TensorLayout::row_major,
+                     with_kn_pad(fused_conv_kn_pad(s, point.at("bn")), dp.pack_dims), dp.pack_what});
+  add_kernel(v, kPackKernel, dp.pack, {w, wpack}, {1}, false);
+  // The channel vector is the conv's bias alone (K floats): no gathering kernel.
+  std::vector<KernelArg> args = {x, wpack, out};
+  if (bias)
+    args.emplace_back(*bias);
+  else
+    args.emplace_back(NullArg{});
+  add_kernel(v, d.kernel_name, d.space.launch(point), std::move(args), {2}, true);
+  return source;
+}
 
 std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Shape& s, const gpu::DeviceLimits& limits,
                                          const GenerateOptions& options) {
@@ -115,25 +205,8 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
       out.push_back(fused_conv_variant(problem, s, options, d, point, dp));
     }
   }
-  for (const auto& point : halo_points) {
-    std::vector<std::pair<std::string, int64_t>> dims = {{"KG_PAD", halo_conv_kg_pad(s.c, s.rs, halo_conv_cp(point))}};
-    if (split) dims.emplace_back("PARTS", 2);
-    // (past 16 input channels the K extent reads as before cp existed: those plans, and so the
-    // shipped records' provenance, are unchanged)
-    const std::string k_extent = halo_conv_cp(point) == 32 && halo_conv_min_cp(s.c) == 32
-                                     ? "(C rounded up to 32) x R*S"
-                                     : "(C rounded up to cp) x (R*S rounded up to 32/cp)";
-    const DesignPlan dp{{{"tq", 128 / point.at("tp")}, {"smem_bytes", halo_conv_smem_bytes(problem.conv, s, point)}},
-                        dims,
-                        halo_conv_pack_launch(s, point),
-                        split ? "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
-                                    ", zero-padded, one swizzled bn x 32 block per column tile and K tile of the TF32 "
-                                    "big parts, then one of the TF32-rounded remainders (3xTF32)"
-                              : "the filters packed for ft_fused_conv: K rounded up to bn by " + k_extent +
-                                    ", zero-padded, TF32, one swizzled bn x 32 block per column tile and K tile",
-                        {"ft_tf32.cuh"}};
-    out.push_back(fused_conv_variant(problem, s, options, *halo, point, dp));
-  }
+  for (const auto& point : halo_points)
+    out.push_back(fused_conv_variant(problem, s, options, *halo, point, halo_design_plan(problem.conv, s, point, split)));
   return out;
 }
 

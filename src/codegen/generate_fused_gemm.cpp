@@ -57,16 +57,6 @@ std::string chan_kernel(int64_t vectors) {
       kChanKernel, args, body);
 }
 
-void add_kernel(Variant& v, const std::string& name, const LaunchConfig& launch, std::vector<KernelArg> args,
-                std::vector<size_t> writes, bool timed) {
-  KernelStep k;
-  k.name = name;
-  k.launch = launch;
-  k.args = std::move(args);
-  k.writes = std::move(writes);
-  v.plan.push_back(Step{std::move(k), timed});
-}
-
 Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& options, const KernelDesign& d,
                            const ParamValues& point) {
   const spec::Gemm& g = p.gemm;

@@ -223,6 +223,16 @@ std::vector<Variant> generate_model_variants(const spec::Problem& problem, const
                                    return fused_gemm_main(problem, limits, options, point, v, m.x, m.w, m.bias, y);
                                  }));
   }
+  // The same for a conv2d: the halo fused conv (its several taps per K tile below 17 channels)
+  // as the main step.
+  for (const ParamValues& point : fused_conv_main_points(problem, limits, options)) {
+    const std::string design = options.strict_fp32 ? "fused-conv.halo3x.stages" : "fused-conv.halo.stages";
+    const std::string name = fused_conv_main_name(problem, limits, options, point, design);
+    out.push_back(stages_variant(problem, after, Candidate::fused_conv, name, design,
+                                 [&](Variant& v, const MainBuffers& m, BufferRef y) {
+                                   return fused_conv_main(problem, limits, options, point, v, m.x, m.w, m.bias, y);
+                                 }));
+  }
   return out;
 }
 

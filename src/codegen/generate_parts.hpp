@@ -41,6 +41,22 @@ namespace fusetune::codegen {
                                           const GenerateOptions& options, const ParamValues& point, Variant& v,
                                           BufferRef x, BufferRef w, std::optional<BufferRef> bias, BufferRef out);
 
+// The conv2d of a version-2 problem (groups 1, not transposed) whose epilogue the fused conv cannot
+// apply, as the halo fused-conv kernel (bias in its epilogue; TF32, or 3xTF32 under strict_fp32)
+// before the stage kernels: the points to make (none where the design does not apply) and, for
+// one, the scratch and steps added to `v` (the filters' untimed pack, the conv writing `out`,
+// NCHW) and the source to append to v's.
+[[nodiscard]] std::vector<ParamValues> fused_conv_main_points(const spec::Problem& problem,
+                                                              const gpu::DeviceLimits& limits,
+                                                              const GenerateOptions& options);
+// The variant name of a point: `prefix` and the halo space's tags (".p4.n64.s6.e1.c8").
+[[nodiscard]] std::string fused_conv_main_name(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                               const GenerateOptions& options, const ParamValues& point,
+                                               const std::string& prefix);
+[[nodiscard]] std::string fused_conv_main(const spec::Problem& problem, const gpu::DeviceLimits& limits,
+                                          const GenerateOptions& options, const ParamValues& point, Variant& v,
+                                          BufferRef x, BufferRef w, std::optional<BufferRef> bias, BufferRef out);
+
 // cuDNN's runtime fusion (templates without an engine configuration: tune/tuner.cpp makes one
 // variant per configuration the GPU's cuDNN offers).
 [[nodiscard]] std::vector<Variant> generate_cudnn_fused(const spec::Problem& problem, const Shape& s,

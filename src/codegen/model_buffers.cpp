@@ -1,6 +1,7 @@
 #include "codegen/model_buffers.hpp"
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -88,6 +89,16 @@ std::vector<BufferRef> add_param_buffers(Variant& v, const spec::Problem& p, con
     out.push_back(add_buffer(v, std::move(b)));
   }
   return out;
+}
+
+void add_kernel(Variant& v, const std::string& name, const LaunchConfig& launch, std::vector<KernelArg> args,
+                std::vector<size_t> writes, bool timed) {
+  KernelStep k;
+  k.name = name;
+  k.launch = launch;
+  k.args = std::move(args);
+  k.writes = std::move(writes);
+  v.plan.push_back(Step{std::move(k), timed});
 }
 
 }  // namespace fusetune::codegen

@@ -38,6 +38,10 @@ struct MainBuffers {
 };
 MainBuffers add_main_inputs(Variant& v, const spec::Problem& p);
 
+// Appends a kernel step: `writes` indexes `args`; `timed` false for a parameter transform (a pack).
+void add_kernel(Variant& v, const std::string& name, const LaunchConfig& launch, std::vector<KernelArg> args,
+                std::vector<size_t> writes, bool timed);
+
 // One `param<i>` buffer per parameter, of the shapes given (the epilogue's), appended in order.
 std::vector<BufferRef> add_param_buffers(Variant& v, const spec::Problem& p, const std::vector<spec::Shape>& shapes);
 
