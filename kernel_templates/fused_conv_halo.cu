@@ -4,12 +4,14 @@
 //
 // GEMM view: M = output pixels, N = K output channels, K = C*R*S in (32-channel chunk, s, r,
 // channel in chunk) order ((chunk, r, s, channel) where FT_AREUSE is off), so a K tile of 32 is
-// one filter tap of one chunk. Below 17 input channels (FT_CP < 32) a K tile holds 32 / FT_CP
-// taps of FT_CP channels each instead (C rounded up to 4, 8 or 16; taps past R*S are zero
-// filters): C = 8 then runs 12 taps' worth of K for its 9 instead of 36 (a quarter of the MMAs). A block owns a tile of FT_TP output rows x FT_TQ output columns of
-// one image (128 pixels; each consumer warpgroup a block of 64 of them, FT_CR rows x FT_CW
-// columns) and every output channel, ceil(K / FT_BN) column tiles one after the other, so a
-// channel reduction completes inside the block.
+// one filter tap of one chunk. With FT_CP < 32 a chunk is FT_CP channels and a K tile holds
+// 32 / FT_CP of its taps (taps past R*S are zero filters): below 17 input channels C rounded up
+// to 4, 8 or 16 (C = 8 then runs 12 taps' worth of K for its 9 instead of 36, a third of the
+// MMAs); past them 16, where a halo of 32 channel planes outgrows shared memory (stride-2 convs).
+// A block owns a tile of FT_TP output rows x FT_TQ output columns of one image (128 pixels; each
+// consumer warpgroup a block of 64 of them, FT_CR rows x FT_CW columns) and every output channel,
+// ceil(K / FT_BN) column tiles one after the other, so a channel reduction completes inside the
+// block.
 //
 // Why a halo: fused_conv.cu gathers every im2col element on its own (R*S requests per input
 // value, measured as the limit: docs/perf-notes.md). Here the input rows the tile needs, with
@@ -110,9 +112,6 @@ __device__ __forceinline__ float ft_chain(float v, int k, const float* __restric
 #endif
 #if FT_CP != 4 && FT_CP != 8 && FT_CP != 16 && FT_CP != 32
 #error "fused_conv_halo.cu: FT_CP must be 4, 8, 16 or 32"
-#endif
-#if FT_CP < 32 && FT_C > FT_CP
-#error "fused_conv_halo.cu: FT_CP < 32 packs taps into a K tile: all C channels must fit FT_CP"
 #endif
 #define FT_TPK (32 / FT_CP)                              // filter taps per K tile
 #define FT_CC FT_CP                                      // channels per chunk (in the halo)

@@ -117,6 +117,10 @@ TEST(FusedConvCompile, AwkwardShapesCompileInBothMathModes) {
                           "conv2d(n=2,c=8,h=20,w=24,k=32,r=3,s=5,bias=false) | tanh",
                           "conv2d(n=2,c=8,h=16,w=16,k=64,r=3,in=nhwc) | reduce_mean(channel) | abs",
                           "conv2d(n=2,c=8,h=16,w=16,k=48,r=3,in=nhwc,out=nhwc) | add(param[k]) | relu",
+                          // wide stride-2 convs: chunks of 16 channels, 2 taps per K tile (c16; at
+                          // K = 256 in TF32, at K = 128 in 3xTF32, whose stages are twice as large)
+                          "conv2d(n=4,c=256,h=28,w=28,k=256,r=3,stride=2,pad=1) | relu",
+                          "conv2d(n=4,c=256,h=28,w=28,k=128,r=3,stride=2,pad=1) | relu",
                           // KernelBench's C = 8 convs: 4 taps per K tile (cp 8), 3 K tiles
                           "conv2d(n=2,c=8,h=30,w=30,k=64,r=3,bias=true) | relu | hardswish",
                           // the halo design's edges: W odd (4-byte halo copies) and W = 2 mod 4

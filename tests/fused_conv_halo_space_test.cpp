@@ -92,7 +92,10 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       const int64_t epi_wg = param(v, "epi_wg"), cp = testing::halo_cp(v);
       // channels per tap in a K tile: 32, or (below 17 channels) also C rounded up to 4, 8 or 16
       const int64_t min_cp = c.c <= 4 ? 4 : c.c <= 8 ? 8 : c.c <= 16 ? 16 : 32;
-      EXPECT_TRUE(cp == 32 || cp == min_cp) << cp;
+      // (past 16 channels a cp parameter is the shared-memory fallback: chunks of 16)
+      const bool has_cp = std::any_of(v.params.begin(), v.params.end(), [](const auto& item) { return item.first == "cp"; });
+      EXPECT_TRUE(cp == 32 || cp == min_cp || (min_cp == 32 && has_cp && cp == 16)) << cp;
+      EXPECT_EQ(has_cp, min_cp < 32 || cp == 16);
       // the GEMM's K: C rounded up to cp, times R*S rounded up to the K tile's 32/cp taps
       const int64_t taps_per_tile = 32 / cp;
       const int64_t gemm_k = (c.c + cp - 1) / cp * ((c.r * c.s + taps_per_tile - 1) / taps_per_tile) * 32;
@@ -130,7 +133,7 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       for (const auto& [n, value] : v.params) names.push_back(n);
       // (cp only below 17 input channels: wider inputs' sources are those of before it)
       std::vector<std::string> expected{"tp", "bn", "stages", "epi_wg", "reduce", "out_nhwc", "split"};
-      if (min_cp < 32) expected.push_back("cp");
+      if (has_cp) expected.push_back("cp");
       for (const char* derived : {"tq", "smem_bytes"}) expected.push_back(derived);
       EXPECT_EQ(names, expected);
       EXPECT_EQ(param(v, "split"), 0);
@@ -138,7 +141,7 @@ TEST(FusedConvHalo, EveryPointKeepsTheConstraints) {
       EXPECT_EQ(param(v, "out_nhwc"), v.output_layout == spec::Layout::nhwc ? 1 : 0);
       EXPECT_EQ(v.name, "fused-conv.halo.p" + std::to_string(tp) + ".n" + std::to_string(bn) + ".s" +
                             std::to_string(stages) + ".e" + std::to_string(epi_wg) +
-                            (min_cp < 32 ? ".c" + std::to_string(cp) : ""));
+                            (has_cp ? ".c" + std::to_string(cp) : ""));
       EXPECT_EQ(v.role(), Role::solution);
       EXPECT_TRUE(v.arch_specific);
       EXPECT_EQ(check_variant(v, p), "");
@@ -289,6 +292,35 @@ TEST(FusedConvHalo, SmallInputsPackSeveralTapsIntoAKTile) {
     // no FT_CP among the parameters: the template's own default (32) stands
     EXPECT_GT(v.source.find("#define FT_CP "), v.source.find("// ---- fused_conv_halo.cu")) << v.name;
   }
+}
+
+// ResNet-50's stride-2 3 x 3 convs of 256 and 512 channels (and ConvNeXt's 2 x 2 downsampler of
+// 192): no tile's halo of 32 channel planes fits beside its filter stages, so the halo design
+// takes chunks of 16 channels (c16, two taps per K tile) there, and only there; the gather design
+// stays offered beside it.
+TEST(FusedConvHalo, WideStrideTwoConvsTakeChunksOf16WhereTheHaloOutgrowsSharedMemory) {
+  for (const char* s : {"conv2d(n=32,c=256,h=28,w=28,k=256,r=3,stride=2,pad=1) | relu",
+                        "conv2d(n=32,c=512,h=14,w=14,k=512,r=3,stride=2,pad=1) | relu",
+                        "conv2d(n=32,c=192,h=28,w=28,k=384,r=2,stride=2) | gelu"}) {
+    SCOPED_TRACE(s);
+    const auto vs = halo(spec::parse(s));
+    ASSERT_FALSE(vs.empty());
+    for (const auto& v : vs) {
+      EXPECT_EQ(param(v, "cp"), 16) << v.name;
+      EXPECT_TRUE(v.name.ends_with(".c16")) << v.name;
+      // K: ceil(C / 16) chunks x ceil(R*S / 2) K tiles of 32
+      const spec::Conv& c = spec::parse(s).conv;
+      EXPECT_EQ(v.buffer(v.plan[0].kernel().args[1]).floats(),
+                round_up(c.k, param(v, "bn")) * (c.c / 16) * ((c.r * c.s + 1) / 2) * 32);
+    }
+    std::set<std::string> designs;
+    for (const auto& v : testing::candidate_variants(spec::parse(s), Candidate::fused_conv, sm90()))
+      designs.insert(v.design);
+    EXPECT_EQ(designs, (std::set<std::string>{"fused-conv", "fused-conv.halo"}));
+  }
+  // the same conv at stride 1 has one-tap K tiles of 32 channels, no cp
+  for (const auto& v : halo(spec::parse("conv2d(n=32,c=256,h=28,w=28,k=256,r=3,pad=1) | relu")))
+    EXPECT_EQ(v.name.find(".c"), std::string::npos) << v.name;
 }
 
 // --math fp32: the 3xTF32 design only (TF32 products fail the fp32 rule): a stage holds the big

@@ -105,11 +105,12 @@ TEST_F(GpuFusedConv, AwkwardGeometry) {
   }
 }
 
-// Below 17 input channels a K tile of the halo design holds 32/cp taps of cp channels (c4, c8,
+// A K tile of the halo design holding 32/cp taps of cp channels: below 17 input channels (c4, c8,
 // c16; padding taps past R*S): every such variant verifies, next to the one-tap tiles (c32), in
-// TF32 and in 3xTF32 (the mode KernelBench's C = 8 problems need: #57, #69, #71, #87). (C = 5
+// TF32 and in 3xTF32 (the mode KernelBench's C = 8 problems need: #57, #69, #71, #87); and past
+// 16 channels where a halo of 32 channel planes outgrows shared memory (chunks of 16, c16). (C = 5
 // with R*S = 6 and C = 16 are in AwkwardGeometry.)
-TEST_F(GpuFusedConv, SeveralTapsPerKTileBelow17Channels) {
+TEST_F(GpuFusedConv, SeveralTapsPerKTile) {
   struct Case {
     const char* spec;
     const char* math;
@@ -119,7 +120,12 @@ TEST_F(GpuFusedConv, SeveralTapsPerKTileBelow17Channels) {
                         Case{"conv2d(n=4,c=8,h=40,w=42,k=64,r=3) | relu | hardswish", "tf32"},
                         // C = 3: 8 taps x 4 channels, 7 x 7 filters at stride 2 (49 taps in 7 K
                         // tiles, the last with 7 zero taps), as a ResNet stem
-                        Case{"conv2d(n=2,c=3,h=37,w=38,k=64,r=7,stride=2,pad=3) | relu", "tf32"}}) {
+                        Case{"conv2d(n=2,c=3,h=37,w=38,k=64,r=7,stride=2,pad=3) | relu", "tf32"},
+                        // past 16 channels where a 32-plane halo does not fit: chunks of 16, 2 taps
+                        // per K tile (ResNet-50's stride-2 3 x 3 of 256 channels)
+                        Case{"conv2d(n=4,c=256,h=28,w=28,k=256,r=3,stride=2,pad=1) | relu", "tf32"},
+                        // (3xTF32's doubled filter stages: at K = 256 not even c16 fits; at 128 it does)
+                        Case{"conv2d(n=4,c=256,h=28,w=28,k=128,r=3,stride=2,pad=1) | relu", "fp32"}}) {
     SCOPED_TRACE(std::string(c.math) + " " + c.spec);
     const fusetune::spec::Problem problem = fusetune::spec::parse(c.spec);
     size_t packed = 0;

@@ -106,9 +106,10 @@ inline constexpr int64_t kPersistentBlocks = 132;
 
 // Whether the halo design can compute the problem: NCHW input (it loads channel planes).
 [[nodiscard]] bool fused_conv_halo_applies(const spec::Problem& problem);
-// Parameters tp, bn, stages, epi_wg (tuned), cp (below 17 input channels only: channels per tap
-// in a K tile, C rounded up to 4, 8 or 16 for several taps per K tile, or 32; wider inputs have
-// no cp parameter, so their sources and names are those of before it, and take 32), reduce,
+// Parameters tp, bn, stages, epi_wg (tuned), cp (below 17 input channels: channels per tap in a
+// K tile, C rounded up to 4, 8 or 16 for several taps per K tile, or 32; past them only where no
+// point fits with 32: 16, chunks of 16 channels; elsewhere no cp parameter, so those sources and
+// names are those of before it, and take 32), reduce,
 // out_nhwc (fixed by the problem), split (0: TF32, design "fused-conv.halo"; 1: 3xTF32 for --math
 // fp32, design "fused-conv.halo3x").
 [[nodiscard]] KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev,

@@ -94,8 +94,11 @@ Variant fused_conv_variant(const spec::Problem& problem, const Shape& s, const G
 // 1.10 against 3.24 ms on kernelbench-31's shape), so the gather design is left out there,
 // unless the halo design has no point for the problem (its halo buffers outgrow shared memory,
 // or its channel padding makes the packed filters too large).
-bool gather_design_applies(const spec::Problem& problem, size_t halo_points) {
-  return !fused_conv_halo_applies(problem) || problem.conv.c < 32 || halo_points == 0;
+// Where the halo design has points only with chunks of 16 channels past 16 input channels (its
+// shared-memory fallback, c16), the gather design stays offered beside them.
+bool gather_design_applies(const spec::Problem& problem, const std::vector<ParamValues>& halo_points) {
+  return !fused_conv_halo_applies(problem) || problem.conv.c < 32 || halo_points.empty() ||
+         halo_conv_cp(halo_points.front()) == 16;
 }
 
 DesignPlan halo_design_plan(const spec::Conv& conv, const Shape& s, const ParamValues& point, bool split) {
@@ -194,7 +197,7 @@ std::vector<Variant> generate_fused_conv(const spec::Problem& problem, const Sha
     halo = fused_conv_halo_design(s, limits, problem, split);
     halo_points = halo->space.enumerate();
   }
-  if (!split && gather_design_applies(problem, halo_points.size())) {
+  if (!split && gather_design_applies(problem, halo_points)) {
     const KernelDesign d = fused_conv_design(s, limits, problem);
     for (const auto& point : d.space.enumerate()) {
       const DesignPlan dp{{{"smem_bytes", fused_conv_smem_bytes(point)}, {"producers", fused_conv_producers(point)}},

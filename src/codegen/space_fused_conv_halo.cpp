@@ -219,6 +219,16 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
     l.smem_bytes = uint32_t(halo_conv_smem_bytes(geometry, shape, v));
     return l;
   };
+  // Past 16 channels, where no tile's halo of 32 channel planes fits beside its filter stages
+  // (ResNet-50's stride-2 3 x 3 convs of 256 and 512 channels, ConvNeXt's 2 x 2 downsamplers),
+  // chunks of 16 channels, two taps per K tile (c16): half the halo, 11% more MMAs on a 3 x 3
+  // (5 K tiles for its 9 taps). Only there, so every other problem's variants stay as they were.
+  if (!small_c && sp.enumerate().empty()) {
+    sp.param("cp", "c", {16});
+    // (ptxas spilled 12 bytes in the 160-register consumers of p8.n64.e2 there, 2026-12-07)
+    sp.require("3xTF32 on chunks of 16 channels past 16 input channels: one epilogue warpgroup at most",
+               [](const ParamValues& v) { return v.at("split") == 0 || v.at("epi_wg") < 2; });
+  }
   return d;
 }
 
