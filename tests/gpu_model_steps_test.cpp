@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -128,6 +129,26 @@ class GpuModelSteps : public testing::Test {
     }
   }
 
+  // The variants of `spec` that `keep` selects (fusetune's own main-operator kernels: no vendor
+  // implementation to name) verify under `math`, in both math modes; at least one per mode.
+  void expect_own_kernels_verify(const std::string& spec, const std::function<bool(const codegen::Variant&)>& keep) {
+    for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
+      SCOPED_TRACE(spec + " under " + std::string(math_mode_name(math)));
+      worker::Session session(setup(spec, math));
+      int ran = 0;
+      for (const codegen::Variant& v : generate(spec::parse(spec), math)) {
+        if (!keep(v)) continue;
+        const protocol::RunReply r = run(session, v, math);
+        ++ran;
+        EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
+        EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
+        std::cout << "  " << v.name << ": " << r.time.median_ms << " ms, worst element " << r.error.worst_ratio
+                  << " of its bound, rel-L2 " << r.error.rel_l2 << " (limit " << r.error.rel_l2_limit << ")\n";
+      }
+      EXPECT_GT(ran, 0);
+    }
+  }
+
   // The unfused plan (or, `fused`, epilogue.stages's, whose last run then ends in the shift) of
   // `spec | add(0.05)` run for `spec`: every output shifted by 0.05.
   void expect_shift_fails(const std::string& spec, MathMode math, bool fused = false) {
@@ -204,23 +225,11 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
                            "linear(m=100,k=64,n=80) | as a | sigmoid | mul(2) | add(a)",
                            // one it cannot take: its GEMM alone, the stage kernels after it
                            "linear(m=256,k=512,n=384) | group_norm(8) | hardtanh(-2,2)"}) {
-    for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
-      SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
-      worker::Session session(setup(spec, math));
-      int ran = 0;
-      for (const codegen::Variant& v : generate(spec::parse(spec), math)) {
-        if (v.candidate != codegen::Candidate::fused_gemm) continue;
-        // every tile width and column split, the pipeline's depths on the smallest tile
-        if ((param(v, "bn") != 64 || param(v, "csplit") > 2) && param(v, "stages") != 3) continue;
-        const protocol::RunReply r = run(session, v, math);
-        ++ran;
-        EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
-        EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
-        std::cout << "  " << v.name << ": " << r.time.median_ms << " ms, worst element " << r.error.worst_ratio
-                  << " of its bound, rel-L2 " << r.error.rel_l2 << " (limit " << r.error.rel_l2_limit << ")\n";
-      }
-      EXPECT_GT(ran, 0);
-    }
+    expect_own_kernels_verify(spec, [](const codegen::Variant& v) {
+      // every tile width and column split, the pipeline's depths on the smallest tile
+      return v.candidate == codegen::Candidate::fused_gemm &&
+             ((param(v, "bn") == 64 && param(v, "csplit") <= 2) || param(v, "stages") == 3);
+    });
   }
 }
 
@@ -230,23 +239,8 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
 TEST_F(GpuModelSteps, FusedConvStagesVerify) {
   for (const char* spec : {"conv2d(n=4,c=8,h=34,w=34,k=32,r=3) | add(param[k]) | mul(param[k]) | sigmoid | group_norm(8)",
                            "conv2d(n=4,c=8,h=34,w=34,k=64,r=3) | gelu | reduce_mean(spatial,keepdim=false)",
-                           "conv2d(n=2,c=64,h=34,w=34,k=128,r=3) | instance_norm | div(2)"}) {
-    for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
-      SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
-      worker::Session session(setup(spec, math));
-      int ran = 0;
-      for (const codegen::Variant& v : generate(spec::parse(spec), math)) {
-        if (v.candidate != codegen::Candidate::fused_conv) continue;
-        const protocol::RunReply r = run(session, v, math);
-        ++ran;
-        EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
-        EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
-        std::cout << "  " << v.name << ": " << r.time.median_ms << " ms, worst element " << r.error.worst_ratio
-                  << " of its bound, rel-L2 " << r.error.rel_l2 << " (limit " << r.error.rel_l2_limit << ")\n";
-      }
-      EXPECT_GT(ran, 0);
-    }
-  }
+                           "conv2d(n=2,c=64,h=34,w=34,k=128,r=3) | instance_norm | div(2)"})
+    expect_own_kernels_verify(spec, [](const codegen::Variant& v) { return v.candidate == codegen::Candidate::fused_conv; });
 }
 
 // Bugs planted inside the fused GEMM must fail verification: a skipped K tile, truncation to TF32,

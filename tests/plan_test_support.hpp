@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/designs.hpp"
 #include "codegen/generate.hpp"
 #include "codegen/variant.hpp"
 
@@ -39,12 +40,7 @@ inline int64_t param(const Variant& v, const std::string& name) {
   throw std::runtime_error(v.name + " has no parameter " + name);
 }
 
-// A halo-design variant's channels per tap in a K tile: its cp, or 32 where it has none (past 16
-// input channels the space has no cp parameter).
-inline int64_t halo_cp(const Variant& v) {
-  for (const auto& [n, value] : v.params)
-    if (n == "cp") return value;
-  return 32;
-}
+// A halo-design variant's channels per tap in a K tile: its cp, or 32 where it has none.
+inline int64_t halo_cp(const Variant& v) { return halo_conv_cp(ParamValues{v.params}); }
 
 }  // namespace fusetune::codegen::testing

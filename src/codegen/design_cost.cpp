@@ -28,7 +28,9 @@ double gemm_flop(const spec::Conv& c, const Variant& v, int64_t gemm_k, double p
 double gather_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, round_up(c.c * c.r * c.s, 32), 1.0); }
 
 // fused_conv_halo.cu: C rounded up to cp, times R*S rounded up to the 32/cp taps of a K tile.
-int64_t halo_k(const spec::Conv& c, const Variant& v) { return halo_conv_kg_pad(c.c, c.r * c.s, param_or(v, "cp", 32)); }
+int64_t halo_k(const spec::Conv& c, const Variant& v) {
+  return halo_conv_kg_pad(c.c, c.r * c.s, halo_conv_cp(ParamValues{v.params}));
+}
 double halo_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, halo_k(c, v), 1.0); }
 double halo_split_flop(const spec::Conv& c, const Variant& v) { return gemm_flop(c, v, halo_k(c, v), 3.0); }
 

@@ -175,10 +175,7 @@ std::string fused_conv_main(const spec::Problem& problem, const gpu::DeviceLimit
   add_kernel(v, kPackKernel, dp.pack, {w, wpack}, {1}, false);
   // The channel vector is the conv's bias alone (K floats): no gathering kernel.
   std::vector<KernelArg> args = {x, wpack, out};
-  if (bias)
-    args.emplace_back(*bias);
-  else
-    args.emplace_back(NullArg{});
+  args.push_back(buffer_or_null(bias));  // (in the braces GCC 12 warns of a variant maybe uninitialized)
   add_kernel(v, d.kernel_name, d.space.launch(point), std::move(args), {2}, true);
   return source;
 }

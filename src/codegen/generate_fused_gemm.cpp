@@ -176,10 +176,7 @@ std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimit
   add_kernel(v, kPackKernel, pack_launch(fused_gemm_pack_floats(p.gemm, point)), {w, wpack}, {1}, false);
   // The bias is the whole channel vector ([bias], N floats): no gathering kernel.
   std::vector<KernelArg> args = {x, wpack, out};
-  if (bias)
-    args.emplace_back(*bias);
-  else
-    args.emplace_back(NullArg{});
+  args.push_back(buffer_or_null(bias));  // (in the braces GCC 12 warns of a variant maybe uninitialized)
   add_kernel(v, d.kernel_name, d.space.launch(point), std::move(args), {2}, true);
   return b.str();
 }

@@ -38,6 +38,11 @@ struct MainBuffers {
 };
 MainBuffers add_main_inputs(Variant& v, const spec::Problem& p);
 
+// A kernel argument for an optional buffer (the main operator's bias): the buffer, or null.
+[[nodiscard]] inline KernelArg buffer_or_null(std::optional<BufferRef> b) {
+  return b ? KernelArg{*b} : KernelArg{NullArg{}};
+}
+
 // Appends a kernel step: `writes` indexes `args`; `timed` false for a parameter transform (a pack).
 void add_kernel(Variant& v, const std::string& name, const LaunchConfig& launch, std::vector<KernelArg> args,
                 std::vector<size_t> writes, bool timed);

@@ -132,8 +132,8 @@ KernelDesign fused_conv_halo_design(const Shape& s, const gpu::DeviceLimits& dev
   // c4/c8/c16: below 17 input channels a 32-wide K tile holds 32/cp taps of cp channels (C = 8
   // pads 72 to 96 instead of to 288: a third of the MMAs, and a halo of 8 channel planes instead
   // of 32); c32, one tap per K tile as for wide inputs, stays offered beside it. Past 16 channels
-  // there is no cp parameter (the template's default, 32): those variants' sources, and so the
-  // shipped records' provenance, are what they were before it.
+  // there is no cp parameter (the template's default, 32) unless no point fits without (below):
+  // those variants' sources, and so the shipped records' provenance, are what they were before it.
   if (small_c) sp.param("cp", "c", {min_cp, 32});
   // 3xTF32 keeps a small part of every A fragment beside it (32 more registers per consumer
   // thread): with 128 accumulators (bn 256) that leaves ptxas too few of the 224.
