@@ -171,7 +171,8 @@ TEST_F(GpuSlicedVerify, PastTwoToTheThirtyOneConvOutputs) {
         case fusetune::codegen::Candidate::cudnn:
         case fusetune::codegen::Candidate::cudnn_fused: cudnn_based = true; break;
         case fusetune::codegen::Candidate::epilogue: cudnn_based = true; break;  // cuDNN's conv, then ours
-        case fusetune::codegen::Candidate::fused_gemm: ADD_FAILURE() << "a GEMM variant for a conv problem"; break;
+        case fusetune::codegen::Candidate::fused_gemm:
+        case fusetune::codegen::Candidate::cublaslt_fused: ADD_FAILURE() << "a GEMM variant for a conv problem"; break;
       }
     }
     EXPECT_TRUE(fused_conv) << "no fused-conv variant verified";

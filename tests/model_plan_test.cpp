@@ -6,6 +6,7 @@
 // named values kept alive); sizes match shapes; by-value arguments are the geometry's bytes; the
 // JSON round-trips; every distinct kernel compiles with NVRTC for sm_90 (each name once: names are
 // content-derived). generate_variants still refuses these problems, as `tune` does.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -193,8 +194,10 @@ TEST(ModelPlans, AreSoundAndRoundTrip) {
     std::vector<Variant> vs = generate_model_variants(c.problem, limits());
     // fused-gemm's plans are tests/fused_gemm_compile_test.cpp's, fused-conv.halo.stages' are
     // tests/fused_conv_stages_test.cpp's
+    // cublaslt-fused's are CublasLtFusedPlans' below
     std::erase_if(vs, [](const Variant& v) {
-      return v.candidate == Candidate::fused_gemm || v.candidate == Candidate::fused_conv;
+      return v.candidate == Candidate::fused_gemm || v.candidate == Candidate::fused_conv ||
+             v.candidate == Candidate::cublaslt_fused;
     });
     ASSERT_TRUE(vs.size() == 2u || vs.size() == 3u) << vs.size();
     const Variant& unfused = vs[0];
@@ -247,6 +250,96 @@ TEST(ModelPlans, AreSoundAndRoundTrip) {
   std::printf("[ model    ] epilogue.stages fuses a run of elementwise ops in %zu of %zu problems\n", fused_count,
               cases().size());
   EXPECT_GT(fused_count, cases().size() / 3);
+}
+
+// cublaslt-fused: for every GEMM problem, the heuristic's algorithms of rank 1-3 before the fused
+// stages; where the first op is one cuBLASLt's epilogue has (relu, tanh GELU), ranks 0-3 with it
+// in the GEMM step and the stages of the rest. Each plan is sound for the problem, round-trips
+// (the activation and rank included), and its kernels read what the stages of the rest read.
+TEST(ModelPlans, CublasLtFusedPlans) {
+  size_t gemm_problems = 0, with_activation = 0;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.text);
+    std::vector<Variant> vs = generate_model_variants(c.problem, limits());
+    std::erase_if(vs, [](const Variant& v) { return v.candidate != Candidate::cublaslt_fused; });
+    if (c.problem.is_conv()) {
+      EXPECT_TRUE(vs.empty());
+      continue;
+    }
+    ++gemm_problems;
+    const GeneralEpilogue e = general_epilogue(c.problem);
+    const bool first_relu = !e.stages.empty() && e.stages[0].kind == spec::StageKind::op &&
+                            (e.stages[0].op.kind == spec::OpKind::relu || e.stages[0].op.kind == spec::OpKind::gelu_tanh);
+    with_activation += first_relu;
+    ASSERT_EQ(vs.size(), first_relu ? 7u : 3u);
+    spec::Problem rest = c.problem;
+    if (first_relu) {
+      rest.pre.clear();
+      rest.reduce.reset();
+      rest.post.clear();
+      rest.stages.assign(e.stages.begin() + 1, e.stages.end());
+      rest.param_shapes = e.param_shapes;
+    }
+    const StageOptions fuse{.fuse_elementwise = true};
+    for (size_t i = 0; i < vs.size(); ++i) {
+      const Variant& v = vs[i];
+      SCOPED_TRACE(v.name);
+      EXPECT_EQ(v.design, "cublaslt-fused");
+      EXPECT_EQ(v.role(), Role::solution);
+      EXPECT_EQ(check_variant(v, c.problem), "");
+      const GemmStep& g = v.plan.at(0).gemm();
+      const bool act = i >= 3;
+      EXPECT_EQ(g.algo, act ? int(i) - 3 : int(i) + 1);
+      EXPECT_EQ(g.activation == GemmActivation::none, !act);
+      EXPECT_EQ(v.name, act ? fmt::format("cublaslt-fused.{}.a{}", gemm_activation_name(g.activation), g.algo)
+                            : fmt::format("cublaslt-fused.a{}", g.algo));
+      check_dataflow(c, v, render_stage_program(act ? rest : c.problem, StagePrecision::fp32, fuse));
+      if (HasFatalFailure()) return;
+      const nlohmann::json j = to_json(v);
+      const Variant back = variant_from_json(nlohmann::json::parse(j.dump()));
+      EXPECT_EQ(to_json(back), j);
+      EXPECT_EQ(back.plan.at(0).gemm().algo, g.algo);
+      EXPECT_EQ(back.plan.at(0).gemm().activation, g.activation);
+    }
+  }
+  EXPECT_GE(gemm_problems, 30u);
+  EXPECT_GE(with_activation, 1u);  // KernelBench's #63 (relu | div(2))
+}
+
+// The plans' JSON keeps what plans before cublaslt-fused wrote (no activation or algo key for a
+// GEMM step at rank 0 without one), reads them back, and refuses a rank or activation it cannot run.
+TEST(ModelPlans, GemmStepActivationAndRankInJson) {
+  const spec::Problem p = spec::parse("linear(m=64,k=32,n=16) | relu | div(2)");
+  const std::vector<Variant> vs = generate_model_variants(p, limits());
+  const nlohmann::json unfused = to_json(vs.at(0));
+  EXPECT_EQ(unfused.dump().find("\"activation\""), std::string::npos);
+  EXPECT_EQ(unfused.dump().find("\"algo\""), std::string::npos);
+  const auto lt = std::find_if(vs.begin(), vs.end(), [](const Variant& v) { return v.name == "cublaslt-fused.relu.a2"; });
+  ASSERT_NE(lt, vs.end());
+  EXPECT_EQ(lt->plan.size(), 2u);  // the GEMM with relu, then div alone
+  nlohmann::json j = to_json(*lt);
+  nlohmann::json& step = j.at("plan").at(0);
+  EXPECT_EQ(step.at("activation"), "relu");
+  EXPECT_EQ(step.at("algo"), 2);
+  {
+    nlohmann::json bad = j;
+    bad.at("plan").at(0).at("activation") = "gelu";  // PyTorch's erf GELU: cuBLASLt has none
+    EXPECT_THROW((void)variant_from_json(bad), InputError);
+  }
+  {
+    Variant v = *lt;
+    std::get<GemmStep>(v.plan[0].op).algo = GemmStep::kMaxAlgo + 1;
+    EXPECT_NE(check_variant(v, p).find("algorithm rank"), std::string::npos);
+    std::get<GemmStep>(v.plan[0].op).algo = -1;
+    EXPECT_NE(check_variant(v, p).find("algorithm rank"), std::string::npos);
+  }
+  // PyTorch's default GELU is the erf form: cuBLASLt's epilogue does not take it.
+  for (const Variant& v : generate_model_variants(spec::parse("linear(m=64,k=32,n=16) | gelu | relu"), limits()))
+    EXPECT_EQ(v.name.find("cublaslt-fused.gelu"), std::string::npos) << v.name;
+  bool tanh_form = false;
+  for (const Variant& v : generate_model_variants(spec::parse("linear(m=64,k=32,n=16) | gelu_tanh"), limits()))
+    tanh_form |= v.name == "cublaslt-fused.gelu_tanh.a0" && v.plan.size() == 1u;  // nothing after it
+  EXPECT_TRUE(tanh_form);
 }
 
 TEST(ModelPlans, MainStepsAreTheProblemsOperator) {

@@ -25,6 +25,8 @@ std::vector<Variant> fused_gemm(const GenerateInput& in) {
   return generate_fused_gemm(in.problem, in.limits, in.options);
 }
 
+std::vector<Variant> cublaslt_fused(const GenerateInput& in) { return generate_cublaslt_fused(in.problem); }
+
 // The registry. Colours: tests/report_screenshot.py counts bars by their fill, so none may equal
 // a reference line's colour or a plot tint (report/palette.hpp); the registry test checks that.
 constexpr std::array kTable = {
@@ -39,6 +41,11 @@ constexpr std::array kTable = {
                   .generate = cudnn_fused, .engines_at_run_time = true, .runs_in_torch = false},
     CandidateInfo{.id = Candidate::fused_gemm, .name = "fused-gemm", .role = Role::solution, .colour = "#8e6bbf",
                   .generate = fused_gemm, .model_only = true},
+    // cuBLASLt's own fused epilogue (bias, then relu or tanh-GELU) and the heuristic's other
+    // algorithms, the stage kernels after it: the vendor's best for a GEMM problem. PyTorch cannot
+    // choose cuBLASLt's algorithm or epilogue, so an export takes the best other candidate.
+    CandidateInfo{.id = Candidate::cublaslt_fused, .name = "cublaslt-fused", .role = Role::solution,
+                  .colour = "#2a9d8f", .generate = cublaslt_fused, .runs_in_torch = false, .model_only = true},
 };
 
 }  // namespace

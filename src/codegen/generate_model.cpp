@@ -199,7 +199,61 @@ Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candida
   return v;
 }
 
+// cuBLASLt's epilogue for a first op it has (after the bias, before the store), else none.
+std::optional<GemmActivation> lt_activation(const GeneralEpilogue& e) {
+  if (e.stages.empty() || e.stages.front().kind != spec::StageKind::op) return std::nullopt;
+  switch (e.stages.front().op.kind) {
+    case spec::OpKind::relu: return GemmActivation::relu;
+    case spec::OpKind::gelu_tanh: return GemmActivation::gelu_tanh;  // cuBLASLt's GELU is the tanh form
+    default: return std::nullopt;
+  }
+}
+
+// The main step of a cublaslt-fused variant: the problem's GEMM with cuBLASLt's activation and
+// the heuristic's algorithm of rank `algo`.
+MainSteps lt_main(const spec::Problem& p, GemmActivation activation, int algo) {
+  return [&p, activation, algo](Variant& v, const MainBuffers& m, BufferRef y) {
+    Step s = main_step(p, m, y);
+    GemmStep& g = std::get<GemmStep>(s.op);
+    g.activation = activation;
+    g.algo = algo;
+    v.plan.push_back(std::move(s));
+    return std::string();
+  };
+}
+
 }  // namespace
+
+std::vector<Variant> generate_cublaslt_fused(const spec::Problem& problem) {
+  if (problem.is_conv()) return {};
+  std::vector<Variant> out;
+  const StageOptions fuse{.fuse_elementwise = true};
+  // The heuristic's next choices, the epilogue as the stage kernels run it.
+  const StageProgram all = render_stage_program(problem, StagePrecision::fp32, fuse);
+  for (int a = 1; a <= 3; ++a)
+    out.push_back(stages_variant(problem, all, Candidate::cublaslt_fused, fmt::format("cublaslt-fused.a{}", a),
+                                 "cublaslt-fused", lt_main(problem, GemmActivation::none, a)));
+  // The first op in cuBLASLt's epilogue: the stages of the problem without it. Safe to drop: the
+  // op reads the main output alone, and no later stage can name that value (only a `name` stage
+  // defines one, and it would come first).
+  const GeneralEpilogue epilogue = general_epilogue(problem);
+  if (const std::optional<GemmActivation> act = lt_activation(epilogue)) {
+    spec::Problem rest = problem;  // in the general form (a chain's ops as stages), less the first
+    rest.pre.clear();
+    rest.reduce.reset();
+    rest.post.clear();
+    rest.stages.assign(epilogue.stages.begin() + 1, epilogue.stages.end());
+    rest.param_shapes = epilogue.param_shapes;
+    const StageProgram after = render_stage_program(rest, StagePrecision::fp32, fuse);
+    for (int a = 0; a <= 3; ++a) {
+      const std::string name = fmt::format("cublaslt-fused.{}.a{}", gemm_activation_name(*act), a);
+      // `problem`, not `rest`: the buffers (parameters, extra inputs) are the problem's.
+      out.push_back(stages_variant(problem, after, Candidate::cublaslt_fused, name, "cublaslt-fused",
+                                   lt_main(problem, *act, a)));
+    }
+  }
+  return out;
+}
 
 std::vector<Variant> generate_model_variants(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                              const GenerateOptions& options) {
@@ -213,6 +267,7 @@ std::vector<Variant> generate_model_variants(const spec::Problem& problem, const
   if (fused.kernels.size() < unfused.kernels.size())
     out.push_back(stages_variant(problem, fused, Candidate::epilogue, "epilogue.stages"));
   for (Variant& v : generate_fused_gemm(problem, limits, options)) out.push_back(std::move(v));
+  for (Variant& v : generate_cublaslt_fused(problem)) out.push_back(std::move(v));
   // Where fused-gemm cannot take the epilogue: its GEMM as the main step, the stages after it.
   const StageProgram& after = fused.kernels.size() < unfused.kernels.size() ? fused : unfused;
   for (const ParamValues& point : fused_gemm_main_points(problem, limits, options)) {

@@ -57,6 +57,12 @@ namespace fusetune::codegen {
                                           const GenerateOptions& options, const ParamValues& point, Variant& v,
                                           BufferRef x, BufferRef w, std::optional<BufferRef> bias, BufferRef out);
 
+// A linear / matmul problem's GEMM through cuBLASLt with its fused epilogue taking the problem's
+// first op where cuBLASLt has it (relu; gelu_tanh), and through the heuristic's next algorithms
+// (ranks 1-3; rank 0 is the unfused candidates'), each before the stage kernels of the rest
+// (runs of elementwise ops fused). None for any other problem.
+[[nodiscard]] std::vector<Variant> generate_cublaslt_fused(const spec::Problem& problem);
+
 // cuDNN's runtime fusion (templates without an engine configuration: tune/tuner.cpp makes one
 // variant per configuration the GPU's cuDNN offers).
 [[nodiscard]] std::vector<Variant> generate_cudnn_fused(const spec::Problem& problem, const Shape& s,

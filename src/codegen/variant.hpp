@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/gemm_activation.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::codegen {
@@ -22,8 +23,8 @@ namespace fusetune::codegen {
 // Which candidate made a variant (docs/architecture.md, "Candidates"). Everything else about a candidate (its
 // name, role, generator, colour, export rules) is its row in the registry, codegen/candidates.hpp.
 // kCandidateCount follows the last value: the registry test checks that each value has a row.
-enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused, fused_gemm };
-inline constexpr int kCandidateCount = int(Candidate::fused_gemm) + 1;
+enum class Candidate { unfused, cudnn, epilogue, fused_conv, cudnn_fused, fused_gemm, cublaslt_fused };
+inline constexpr int kCandidateCount = int(Candidate::cublaslt_fused) + 1;
 
 // The part a candidate plays in a tune:
 //   baseline  what PyTorch eager runs; every speedup is measured against it
@@ -32,7 +33,7 @@ inline constexpr int kCandidateCount = int(Candidate::fused_gemm) + 1;
 //   solution  a generated design competing to win
 enum class Role { baseline, floor, solution };
 
-// "unfused" | "cudnn" | "epilogue" | "fused-conv" | "cudnn-fused" | "fused-gemm"
+// "unfused" | "cudnn" | "epilogue" | "fused-conv" | "cudnn-fused" | "fused-gemm" | "cublaslt-fused"
 [[nodiscard]] std::string_view candidate_name(Candidate c);
 [[nodiscard]] std::optional<Candidate> candidate_from_name(std::string_view name);
 [[nodiscard]] Role role_of(Candidate c);
@@ -126,6 +127,12 @@ struct GemmStep {
   BufferRef b = 0;      // the weights
   BufferRef out = 0;
   std::optional<BufferRef> bias;  // N floats, cuBLASLt's EPILOGUE_BIAS
+  // cublaslt-fused: the problem's first epilogue op, applied by cuBLASLt after the bias.
+  GemmActivation activation = GemmActivation::none;
+  // Which of cuBLASLt's heuristic's algorithms runs, by rank (0: its first choice, what PyTorch's
+  // cuBLAS call would pick); the label the worker reports names the algorithm itself.
+  int algo = 0;
+  static constexpr int kMaxAlgo = 15;
 };
 
 // Version 2: out = any conv kind of the problem (conv2d, conv3d, conv_transpose2d/3d) through a

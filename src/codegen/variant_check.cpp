@@ -211,6 +211,8 @@ std::string check_model_variant(const Variant& v, const spec::Problem& p) {
           return fail(where + ": the GEMM's operands are not the input and the weights");
         if (g.bias.has_value() != q.bias || (g.bias && !is(*g.bias, BufferKind::bias)))
           return fail(where + ": the GEMM's bias is not the problem's bias buffer");
+        if (g.algo < 0 || g.algo > GemmStep::kMaxAlgo)
+          return fail(fmt::format("{}: cuBLASLt algorithm rank {} is outside 0-{}", where, g.algo, GemmStep::kMaxAlgo));
         if (v.buffer(g.out).floats() != main_out)
           return fail(fmt::format("{}: GEMM output {} is not the main output's size", where, v.buffer(g.out).name));
         break;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/terminal_text.hpp"
 #include "spec/main_parser.hpp"
 #include "spec/ops.hpp"
 
@@ -133,6 +134,10 @@ nlohmann::json step_to_json(const Variant& v, const Step& s) {
       j["b"] = name(g.b);
       j["out"] = name(g.out);
       j["bias"] = g.bias ? nlohmann::json(name(*g.bias)) : nlohmann::json(nullptr);
+      // Written only where they differ from what plans before cublaslt-fused meant, so the
+      // stored plans of every other GEMM variant stay byte-identical.
+      if (g.activation != GemmActivation::none) j["activation"] = gemm_activation_name(g.activation);
+      if (g.algo != 0) j["algo"] = g.algo;
       break;
     }
     case StepKind::conv_nd: {
@@ -207,6 +212,13 @@ Step step_from_json(const Variant& v, const nlohmann::json& j) {
     g.b = ref(j.at("b"));
     g.out = ref(j.at("out"));
     if (!j.at("bias").is_null()) g.bias = ref(j.at("bias"));
+    if (j.contains("activation")) {
+      const std::string text = j.at("activation").get<std::string>();
+      const std::optional<GemmActivation> a = parse_gemm_activation(text);
+      if (!a) throw InputError(fmt::format("variant: a GEMM step's activation '{}' is not none, relu or gelu_tanh", text::excerpt(text, 40)));
+      g.activation = *a;
+    }
+    if (j.contains("algo")) g.algo = j.at("algo").get<int>();
     return Step{g, timed};
   }
   if (kind == "conv_nd") {

@@ -113,12 +113,16 @@ std::vector<std::string> plan_lines(const spec::Problem& problem, const db::Winn
       case codegen::StepKind::cudnn_graph: graph_lines(out, i + 1, v, st, problem, conv_runner); break;
       case codegen::StepKind::gemm: {
         const auto& g = st.gemm();
-        out.push_back(fmt::format("  {}. {}: {} = {}{} @ {}{}{}  (batch {}, m {}, k {}, n {}; {})", i + 1,
-                                  g.linear ? "linear" : "matmul", v.buffer(g.out).name, v.buffer(g.a).name,
-                                  g.gemm.trans_a ? "^T" : "", v.buffer(g.b).name,
+        const bool act = g.activation != GemmActivation::none;
+        out.push_back(fmt::format("  {}. {}: {} = {}{}{} @ {}{}{}{}  (batch {}, m {}, k {}, n {}; {}{})", i + 1,
+                                  g.linear ? "linear" : "matmul", v.buffer(g.out).name,
+                                  act ? std::string(gemm_activation_name(g.activation)) + "(" : std::string(),
+                                  v.buffer(g.a).name, g.gemm.trans_a ? "^T" : "", v.buffer(g.b).name,
                                   g.linear || g.gemm.trans_b ? "^T" : "",
-                                  g.bias ? " + " + v.buffer(*g.bias).name : std::string(), g.gemm.batch, g.gemm.m,
-                                  g.gemm.k, g.gemm.n, conv_runner));
+                                  g.bias ? " + " + v.buffer(*g.bias).name : std::string(), act ? ")" : "",
+                                  g.gemm.batch, g.gemm.m, g.gemm.k, g.gemm.n, conv_runner,
+                                  g.algo != 0 ? fmt::format(", cuBLASLt heuristic's algorithm of rank {}", g.algo)
+                                              : std::string()));
         break;
       }
       case codegen::StepKind::conv_nd: {

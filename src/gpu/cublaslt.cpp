@@ -89,6 +89,20 @@ void check_aligned(CUdeviceptr ptr, uint32_t alignment, const char* what) {
 
 }  // namespace
 
+namespace {
+
+// The epilogue that adds the bias (when the problem has one), then applies the activation.
+cublasLtEpilogue_t lt_epilogue(bool bias, GemmActivation activation) {
+  switch (activation) {
+    case GemmActivation::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmActivation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case GemmActivation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;  // unreachable: the switch names every value
+}
+
+}  // namespace
+
 cublasComputeType_t cublas_compute_type(MathMode mode) {
   switch (mode) {
     case MathMode::tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -100,12 +114,13 @@ cublasComputeType_t cublas_compute_type(MathMode mode) {
 size_t cublaslt_version() { return cublasLtGetVersion(); }
 
 GemmPlan::GemmPlan(const CublasLtHandle& handle, const spec::Gemm& gemm, bool linear, MathMode mode,
-                   uint32_t alignment)
+                   uint32_t alignment, GemmActivation activation)
     : handle_(handle.get()),
       gemm_(gemm),
       linear_(linear),
       mode_(mode),
       alignment_(alignment),
+      activation_(activation),
       layout_(checked_layout(gemm, linear, alignment)),
       desc_(cublas_compute_type(mode), kType),
       lt_a_(make_layout(layout_.lt_a, layout_.batch)),
@@ -113,13 +128,11 @@ GemmPlan::GemmPlan(const CublasLtHandle& handle, const spec::Gemm& gemm, bool li
       d_(make_layout(layout_.d, layout_.batch)) {
   desc_.set(CUBLASLT_MATMUL_DESC_TRANSA, int32_t(op(layout_.lt_a)));
   desc_.set(CUBLASLT_MATMUL_DESC_TRANSB, int32_t(op(layout_.lt_b)));
+  desc_.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(lt_epilogue(gemm_.bias, activation_)));
   if (gemm_.bias) {
-    desc_.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_BIAS));
     desc_.set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(kType));
     // One bias vector for every batch entry (nn.Linear's), not one per entry.
     desc_.set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, int64_t(0));
-  } else {
-    desc_.set(CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_DEFAULT));
   }
 }
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gemm_activation.hpp"
 #include "common/math_mode.hpp"
 #include "gpu/cublaslt_algo_key.hpp"
 #include "gpu/cublaslt_descs.hpp"
@@ -56,12 +57,14 @@ class GemmPlan {
   // default and what cuMemAlloc gives; pass 16 or 4 for operands at offsets inside a larger
   // buffer (fewer kernels qualify).
   // The plan keeps `handle` by reference: it must outlive the plan.
+  // `activation`: applied by cuBLASLt's epilogue after the bias (RELU[_BIAS], GELU[_BIAS]).
   GemmPlan(const CublasLtHandle& handle, const spec::Gemm& gemm, bool linear, MathMode mode,
-           uint32_t alignment = 256);
+           uint32_t alignment = 256, GemmActivation activation = GemmActivation::none);
 
   [[nodiscard]] const spec::Gemm& gemm() const noexcept { return gemm_; }
   [[nodiscard]] bool linear() const noexcept { return linear_; }
   [[nodiscard]] MathMode mode() const noexcept { return mode_; }
+  [[nodiscard]] GemmActivation activation() const noexcept { return activation_; }
   [[nodiscard]] const LtGemmLayout& layout() const noexcept { return layout_; }
   [[nodiscard]] uint32_t alignment() const noexcept { return alignment_; }
 
@@ -94,6 +97,7 @@ class GemmPlan {
   bool linear_;
   MathMode mode_;
   uint32_t alignment_;
+  GemmActivation activation_;
   LtGemmLayout layout_;
   CublasLtMatmulDesc desc_;
   CublasLtMatrixLayout lt_a_, lt_b_, d_;

@@ -25,6 +25,15 @@ struct MainOpSteps::Conv {
   std::string refused;
 };
 
+namespace {
+
+// ", epilogue relu" for a step with cuBLASLt's activation; empty without.
+std::string activation_text(GemmActivation a) {
+  return a == GemmActivation::none ? std::string() : fmt::format(", epilogue {}", gemm_activation_name(a));
+}
+
+}  // namespace
+
 MainOpSteps::MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, MathMode math, BufferPool& pool,
                          CUstream s, std::string arch)
     : cudnn_(cudnn), problem_(problem), math_(math), pool_(pool), stream_(s), arch_(std::move(arch)) {}
@@ -32,19 +41,22 @@ MainOpSteps::MainOpSteps(gpu::CudnnHandle& cudnn, const spec::Problem& problem, 
 MainOpSteps::~MainOpSteps() = default;
 
 MainOpSteps::Gemm& MainOpSteps::gemm_plan(const codegen::GemmStep& step) {
-  auto& slot = gemms_[GemmKey{step.linear, step.bias.has_value()}];
+  auto& slot = gemms_[GemmKey{step.linear, step.bias.has_value(), step.activation, step.algo}];
   if (slot) return *slot;
   if (!lt_) lt_.emplace();
   auto made = std::make_unique<Gemm>();
   // The step's GEMM is the problem's (check_variant), its bias flag included: run() refuses a
   // bias pointer that disagrees with it.
   const spec::Gemm& g = step.gemm;
-  made->plan.emplace(*lt_, g, step.linear, math_);
-  std::vector<gpu::GemmAlgo> algos = made->plan->algorithms(1, kMaxGemmWorkspace);
+  made->plan.emplace(*lt_, g, step.linear, math_, 256, step.activation);
+  std::vector<gpu::GemmAlgo> algos = made->plan->algorithms(step.algo + 1, kMaxGemmWorkspace);
   if (algos.empty())
-    throw Error(ExitCode::failure, fmt::format("cuBLASLt has no algorithm for the GEMM (batch {}, M {}, K {}, N {})",
-                                               g.batch, g.m, g.k, g.n));
-  made->algo = algos.front();
+    throw Error(ExitCode::failure, fmt::format("cuBLASLt has no algorithm for the GEMM (batch {}, M {}, K {}, N {}{})",
+                                               g.batch, g.m, g.k, g.n, activation_text(step.activation)));
+  if (size_t(step.algo) >= algos.size())
+    throw Error(ExitCode::failure, fmt::format("cuBLASLt's heuristic offers {} algorithm(s) for the GEMM{}, none of rank {}",
+                                               algos.size(), activation_text(step.activation), step.algo));
+  made->algo = algos[size_t(step.algo)];
   slot = std::move(made);
   return *slot;
 }
@@ -137,9 +149,9 @@ void MainOpSteps::conv_nd(const codegen::ConvNdStep& step, const ConvNdBuffers& 
 }
 
 std::optional<std::string> MainOpSteps::label(const codegen::GemmStep& step) const {
-  const auto it = gemms_.find(GemmKey{step.linear, step.bias.has_value()});
+  const auto it = gemms_.find(GemmKey{step.linear, step.bias.has_value(), step.activation, step.algo});
   if (it == gemms_.end()) return std::nullopt;
-  return it->second->algo.name();
+  return it->second->algo.name() + activation_text(step.activation);
 }
 
 std::optional<std::string> MainOpSteps::label(const codegen::ConvNdStep& step) const {

@@ -6,12 +6,12 @@
 // a plan per distinct step (linear or not and the bias; the conv kind, layout and bias) serves
 // the unfused and floor candidates alike, and a chain (v1) session never creates any of it.
 //
-// Which implementation runs: cuBLASLt's heuristic's first algorithm; cuDNN's first engine
+// Which implementation runs: cuBLASLt's heuristic's algorithm of the step's rank (0, its first
+// choice, unless a cublaslt-fused variant asks for another), with the step's activation; cuDNN's first engine
 // configuration, in the heuristics' order, whose plan builds; for a channels-first conv where
 // cuDNN refuses the bias in the graph (every transposed conv), its conv alone and fusetune's bias
 // kernel after it; where it builds nothing even so, fusetune's own fp32 conv
-// (worker/conv_nd_direct.hpp). A step has no field to choose
-// another yet; when one comes it is a key here (gpu::CublasLtAlgoKey, codegen::EngineKey).
+// (worker/conv_nd_direct.hpp). A conv step has no field to choose another configuration yet.
 #include <cuda.h>
 
 #include <map>
@@ -42,7 +42,8 @@ class MainOpSteps {
   MainOpSteps& operator=(const MainOpSteps&) = delete;
 
   // Enqueue the step on the stream with its buffers' pointers (bias 0 when the step has none).
-  // Throw fusetune::Error when cuBLASLt has no algorithm for the GEMM; GraphRefused when cuDNN
+  // Throw fusetune::Error when cuBLASLt has no algorithm for the GEMM, or fewer than the step's
+  // rank asks for (a variant failure the tune records); GraphRefused when cuDNN
   // refuses a channels-last conv or builds none of its configurations (channels-first: the
   // fallback conv runs).
   void gemm(const codegen::GemmStep& step, CUdeviceptr a, CUdeviceptr b, CUdeviceptr bias, CUdeviceptr out);
@@ -59,7 +60,7 @@ class MainOpSteps {
  private:
   struct Gemm;
   struct Conv;
-  using GemmKey = std::pair<bool, bool>;                             // linear, bias
+  using GemmKey = std::tuple<bool, bool, GemmActivation, int>;     // linear, bias, activation, algo
   using ConvKey = std::tuple<spec::MainKind, spec::Layout, bool>;  // kind, layout, bias
   Gemm& gemm_plan(const codegen::GemmStep& step);
   Conv& conv_graph(const codegen::ConvNdStep& step);
