@@ -255,6 +255,43 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
   }
 }
 
+// epilogue.stages' folds: the run of elementwise ops before a rows, pooling or norm kernel read
+// through its prologue, the run after it written through its epilogue (per-channel, per-feature
+// and scalar operands, a second input), in each kernel form -- a thread or a block per row, the
+// split rows (prologue in the split kernel, epilogue in the combine), pooling, norm statistics
+// and apply -- verify under both math modes beside unfused.stages, one pass each saved.
+TEST_F(GpuModelSteps, FoldedRunsVerify) {
+  for (const char* spec : {
+           "linear(m=64,k=32,n=48) | group_norm(4) | hardtanh(-2,2)",
+           "linear(m=64,k=32,n=48) | mul(param[k]) | batch_norm | silu",
+           "conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | sub(0.5) | tanh | sub(0.2) | avg_pool2d(2)",
+           "conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | tanh | mul(2) | add(param[k]) | max_pool2d(2) | clamp(0,1)",
+           "linear(m=64,k=32,n=300) | softmax(1) | add(param[1]) | mul(2) | sigmoid",
+           "linear(m=64,k=32,n=16) | gelu | reduce_mean(1) | tanh",
+           "linear(m=64,k=32,n=16) | layer_norm(1,affine=false) | add(input1) | mul(input1)",
+           "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | mul(param[k]) | instance_norm | clamp(-1,1) | mul(param[k])",
+           "linear(m=16384,k=4,n=16) | relu | reduce_sum(0) | mul(2)",
+           "linear(m=16384,k=4,n=16) | mul(param[k]) | batch_norm | relu",
+       }) {
+    const auto vs = codegen::generate_model_variants(spec::parse(spec), limits_);
+    const auto fused = std::find_if(vs.begin(), vs.end(), [](const auto& v) { return v.name == "epilogue.stages"; });
+    ASSERT_NE(fused, vs.end()) << spec;
+    EXPECT_NE(fused->source.find("_FOLD("), std::string::npos) << spec;
+    for (MathMode math : {MathMode::tf32, MathMode::fp32}) {
+      SCOPED_TRACE(std::string(spec) + " under " + std::string(math_mode_name(math)));
+      worker::Session session(setup(spec, math));
+      for (const codegen::Variant& v : generate(spec::parse(spec), math)) {
+        if (v.name != "epilogue.stages" && v.name != "unfused.stages") continue;
+        const protocol::RunReply r = run(session, v, math);
+        EXPECT_EQ(r.status, Status::ok) << v.name << ": " << r.reason;
+        EXPECT_LE(r.error.worst_ratio, 1.0) << v.name;
+        std::cout << "  " << v.name << " (" << v.plan.size() - 1 << " kernels): " << r.time.median_ms
+                  << " ms, worst element " << r.error.worst_ratio << " of its bound\n";
+      }
+    }
+  }
+}
+
 // cublaslt-fused (issue 45, item 1): cuBLASLt's own epilogue (bias, then relu or tanh-GELU) and
 // the heuristic's next algorithms, the stages after: every variant verifies in both math modes,
 // or is past the heuristic's list (then only a rank above 0); the reply names the algorithm and

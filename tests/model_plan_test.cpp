@@ -252,6 +252,66 @@ TEST(ModelPlans, AreSoundAndRoundTrip) {
   EXPECT_GT(fused_count, cases().size() / 3);
 }
 
+// epilogue.stages folds a run of elementwise ops into the rows, pooling or norm kernel after it
+// (its prologue) and the run after such a kernel into it (its epilogue): the kernels each problem
+// should get, their traffic below unfused.stages', the operand slots shared by both sides (at
+// most four: what is left over runs as a kernel of its own), and the split forms (few long rows:
+// the prologue in the split kernel, the epilogue in the combine).
+TEST(ModelPlans, ElementwiseRunsFoldIntoRowsPoolAndNormKernels) {
+  struct Want {
+    const char* spec;
+    std::vector<std::string> kernels;  // name prefixes, in launch order
+  };
+  const std::vector<Want> wants = {
+      {"linear(m=64,k=32,n=16) | group_norm(4) | hardtanh(-2,2)",
+       {"ft_st_rows_thread_norm_stats", "ft_st_fold_norm_apply_"}},
+      {"linear(m=64,k=32,n=16) | mul(param[k]) | batch_norm", {"ft_st_fold_rows_thread_norm_stats_", "ft_st_fold_norm_apply_"}},
+      {"conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | sub(0.5) | tanh | sub(0.2) | avg_pool2d(2)", {"ft_st_fold_pool_avg_"}},
+      {"conv2d(n=2,c=4,h=10,w=10,k=8,r=3,groups=2) | tanh | mul(2) | add(param[k]) | max_pool2d(2) | clamp(0,1)",
+       {"ft_st_fold_pool_max_"}},
+      {"linear(m=64,k=32,n=300) | softmax(1) | add(param[1]) | mul(2) | sigmoid", {"ft_st_fold_rows_block_softmax_"}},
+      {"linear(m=64,k=32,n=16) | gelu | reduce_mean(1) | tanh", {"ft_st_fold_rows_thread_mean_"}},
+      // five tensor operands: the prologue's three and one of the epilogue's fit; the last op runs alone
+      {"linear(m=64,k=32,n=16) | add(param[k]) | mul(param[k]) | add(param[k]) | group_norm(4) | mul(param[k]) | "
+       "add(param[k])",
+       {"ft_st_fold_rows_thread_norm_stats_", "ft_st_fold_norm_apply_", "ft_st_op_"}},
+      // a name ends the run: the named value is written
+      {"linear(m=64,k=32,n=16) | relu | as a | layer_norm(1) | add(a)", {"ft_st_op_", "ft_st_rows_thread_norm_stats", "ft_st_fold_norm_apply_"}},
+      // few long rows: split; the prologue in the split kernel, the epilogue in the combine
+      {"linear(m=16384,k=4,n=16) | relu | reduce_sum(0) | mul(2)",
+       {"ft_st_fold_rows_split_sum_", "ft_st_fold_rows_combine_sum_"}},
+      {"linear(m=16384,k=4,n=16) | mul(param[k]) | batch_norm | relu",
+       {"ft_st_fold_rows_split_norm_stats_", "ft_st_fold_rows_combine_norm_stats_", "ft_st_fold_norm_apply_"}},
+  };
+  for (const Want& w : wants) {
+    SCOPED_TRACE(w.spec);
+    const spec::Problem p = spec::parse(w.spec);
+    const StageProgram unfused = render_stage_program(p, StagePrecision::fp32);
+    const StageProgram fused = render_stage_program(p, StagePrecision::fp32, StageOptions{.fuse_elementwise = true});
+    ASSERT_EQ(fused.kernels.size(), w.kernels.size());
+    for (size_t i = 0; i < w.kernels.size(); ++i)
+      EXPECT_TRUE(fused.kernels[i].name.starts_with(w.kernels[i])) << fused.kernels[i].name << " is not " << w.kernels[i];
+    EXPECT_LT(fused.kernels.size(), unfused.kernels.size());
+    double fb = 0, ub = 0;
+    for (const StageKernel& k : fused.kernels) fb += k.bytes;
+    for (const StageKernel& k : unfused.kernels) ub += k.bytes;
+    EXPECT_LT(fb, ub);
+    EXPECT_EQ(fused.value_shapes.at(size_t(fused.output_value)), spec::out_shape(p));
+    // every fold's kernel names its fold geometry and at most four operand slots
+    for (const StageKernel& k : fused.kernels) {
+      if (k.code.find("_FOLD(") == std::string::npos) continue;
+      const auto fg = std::find_if(k.args.begin(), k.args.end(), [](const StageArg& a) {
+        return a.kind == StageArgKind::geometry && std::holds_alternative<StageFoldGeom>(a.geom);
+      });
+      ASSERT_NE(fg, k.args.end()) << k.name;
+      EXPECT_LE(std::get<StageFoldGeom>(fg->geom).pro_slots, kStageChainOperands);
+    }
+    // and the plan of epilogue.stages runs them (check_dataflow in AreSoundAndRoundTrip)
+    const std::vector<Variant> vs = generate_model_variants(p, limits());
+    EXPECT_TRUE(std::any_of(vs.begin(), vs.end(), [](const Variant& v) { return v.name == "epilogue.stages"; }));
+  }
+}
+
 // cublaslt-fused: for every GEMM problem, the heuristic's algorithms of rank 1-3 before the fused
 // stages; where the first op is one cuBLASLt's epilogue has (relu, tanh GELU), ranks 0-3 with it
 // in the GEMM step and the stages of the rest. Each plan is sound for the problem, round-trips

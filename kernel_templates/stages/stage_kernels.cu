@@ -20,6 +20,9 @@
 //                 writes partials, then a thread per row folds them in order.
 //   pool          max/avg pooling over the last 1-3 dims, one thread per output.
 //   norm apply    (x - mean) * rstd [* w] [+ b], the statistics from a rows kernel's scratch.
+//   folded        (`epilogue.stages`) a rows, pooling or norm-apply kernel with the run of
+//                 elementwise ops before it applied to what it reads and the run after it to
+//                 what it writes (ft_st_fold_geom): no pass of their own.
 #ifndef FT_STAGE_KERNELS_CU
 #define FT_STAGE_KERNELS_CU
 
@@ -78,6 +81,16 @@ struct ft_st_pool_geom {
 // Norm apply: element i belongs to statistics row (i / div) % mod.
 struct ft_st_group_geom {
   long long div, mod;
+};
+// Folded runs (the `epilogue.stages` design): a run of elementwise ops applied to each element a
+// rows, pooling or norm-apply kernel reads (the prologue, over the input's flat index, in_ext)
+// and to each element it writes (the epilogue, over the output's flat index, out_ext), so
+// neither run makes a pass of its own. Operand slot j < pro_slots is the prologue's, the others
+// the epilogue's; sa[j] reads slot j through broadcast strides over its side's dims.
+struct ft_st_fold_geom {
+  long long in_rank, out_rank, pro_slots;
+  long long in_ext[FT_ST_MAX_RANK], out_ext[FT_ST_MAX_RANK];
+  long long sa[FT_ST_CHAIN_OPERANDS][FT_ST_MAX_RANK];
 };
 
 // ---- the element type and its math ----------------------------------------------------------
@@ -149,6 +162,44 @@ __device__ __forceinline__ void ft_st_elementwise(const T* __restrict__ x, const
   }
 }
 
+// ---- folded runs -----------------------------------------------------------------------------
+// The identity: a kernel without a prologue or an epilogue.
+struct ft_st_no_op {
+  template <typename T>
+  __device__ T operator()(T v, const T*) const { return v; }
+};
+
+// How a kernel reads its input element at flat index `at` and how it finishes an output value
+// at flat index `at`: through the rendered prologue PRO and epilogue EPI, their tensor operands
+// (slots of `a`, nullptr when absent) read through fg. Without a fold (ft_st_plain) the read is
+// x[at] and the value is stored as it is.
+template <typename T, typename I, typename PRO, typename EPI>
+struct ft_st_fold {
+  const T* __restrict__ x;
+  const T* const* a;
+  const ft_st_fold_geom& fg;
+  __device__ __forceinline__ T load(I at) const {
+    T chan[FT_ST_CHAIN_OPERANDS];
+#pragma unroll
+    for (int j = 0; j < FT_ST_CHAIN_OPERANDS; ++j)
+      chan[j] = j < fg.pro_slots && a[j] != nullptr ? a[j][ft_st_offset(at, fg.in_rank, fg.in_ext, fg.sa[j])] : T(0);
+    return PRO()(x[at], chan);
+  }
+  __device__ __forceinline__ T finish(T v, I at) const {
+    T chan[FT_ST_CHAIN_OPERANDS];
+#pragma unroll
+    for (int j = 0; j < FT_ST_CHAIN_OPERANDS; ++j)
+      chan[j] = j >= fg.pro_slots && a[j] != nullptr ? a[j][ft_st_offset(at, fg.out_rank, fg.out_ext, fg.sa[j])] : T(0);
+    return EPI()(v, chan);
+  }
+};
+template <typename T, typename I>
+struct ft_st_plain {
+  const T* __restrict__ x;
+  __device__ __forceinline__ T load(I at) const { return x[at]; }
+  __device__ __forceinline__ T finish(T v, I) const { return v; }
+};
+
 // ---- rows: reductions, logsumexp, softmax, norm statistics ----------------------------------
 #define FT_ST_MODE_MIN 0
 #define FT_ST_MODE_MAX 1
@@ -194,21 +245,20 @@ __device__ __forceinline__ T ft_st_block_fold(T v) {
 }
 
 // The fold over one row's elements owned by this thread (j = first, first + step, ... < end) of
-// F(x) under R.
-template <typename T, typename I, typename R, typename F>
-__device__ __forceinline__ T ft_st_fold_range(const T* __restrict__ x, I base, const ft_st_rows_geom& g, I first,
-                                              I end, I step, F f) {
+// F(x) under R, x read through the loader L (ft_st_plain, or ft_st_fold's prologue).
+template <typename T, typename I, typename R, typename L, typename F>
+__device__ __forceinline__ T ft_st_fold_range(const L& ld, I base, const ft_st_rows_geom& g, I first, I end, I step,
+                                              F f) {
   T acc = R::init();
 #if FT_STAGE_DOUBLE
 #pragma unroll 1  // unrolled, ptxas spilled around the calls of double exp/log (a reference: speed matters less)
 #endif
-  for (I j = first; j < end; j += step) acc = R::step(acc, f(x[base + ft_st_offset(j, g.nr, g.rext, g.rstr)]));
+  for (I j = first; j < end; j += step) acc = R::step(acc, f(ld.load(base + ft_st_offset(j, g.nr, g.rext, g.rstr))));
   return acc;
 }
-template <typename T, typename I, typename R, typename F>
-__device__ __forceinline__ T ft_st_row_fold(const T* __restrict__ x, I base, const ft_st_rows_geom& g,
-                                            I first, I step, F f) {
-  return ft_st_fold_range<T, I, R>(x, base, g, first, (I)g.len, step, f);
+template <typename T, typename I, typename R, typename L, typename F>
+__device__ __forceinline__ T ft_st_row_fold(const L& ld, I base, const ft_st_rows_geom& g, I first, I step, F f) {
+  return ft_st_fold_range<T, I, R>(ld, base, g, first, (I)g.len, step, f);
 }
 
 template <typename T> struct ft_st_ident {
@@ -228,46 +278,46 @@ template <typename T> struct ft_st_square_dev {
 
 // One row, by `step` threads starting at `first`; BLOCK: the threads of a block cooperate
 // (first = threadIdx.x, step = blockDim.x) and fold their partials. Thread `first == 0` stores
-// per-row results. Variance: two passes (the mean, then the mean squared deviation), as
+// per-row results. x is read, and each result finished, through the loader L. Variance: two passes (the mean, then the mean squared deviation), as
 // model_stages.cpp does: E[x^2] - mean^2 cancels catastrophically when |mean| >> std (a conv
 // output with a large bias), and the second pass mostly reads L2 (thread-per-row rows are short;
 // a block's row is read in the same order twice).
-template <typename T, typename I, int MODE, bool BLOCK>
-__device__ __forceinline__ void ft_st_row(const T* __restrict__ x, T* __restrict__ out, const ft_st_rows_geom& g,
-                                          I row, I first, I step) {
+template <typename T, typename I, int MODE, bool BLOCK, typename L>
+__device__ __forceinline__ void ft_st_row(const L& ld, T* __restrict__ out, const ft_st_rows_geom& g, I row, I first,
+                                          I step) {
   const I base = ft_st_offset(row, g.nk, g.kext, g.kstr);
   const bool leader = first == 0;
   if (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) {
     typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type R;
-    T acc = ft_st_row_fold<T, I, R>(x, base, g, first, step, ft_st_ident<T>());
+    T acc = ft_st_row_fold<T, I, R>(ld, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) acc = ft_st_block_fold<T, R>(acc);
-    if (leader) out[row] = acc;
+    if (leader) out[row] = ld.finish(acc, row);
   } else if (MODE == FT_ST_MODE_SUM || MODE == FT_ST_MODE_MEAN) {
-    T acc = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T acc = ft_st_row_fold<T, I, ft_st_sum_op<T> >(ld, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) acc = ft_st_block_fold<T, ft_st_sum_op<T> >(acc);
-    if (leader) out[row] = MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc;
+    if (leader) out[row] = ld.finish(MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc, row);
   } else if (MODE == FT_ST_MODE_NORM_STATS) {
-    T sum = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T sum = ft_st_row_fold<T, I, ft_st_sum_op<T> >(ld, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) sum = ft_st_block_fold<T, ft_st_sum_op<T> >(sum);
     const T mean = sum / (T)g.len;
     ft_st_square_dev<T> dev;
     dev.m = mean;
-    T ss = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, dev);
+    T ss = ft_st_row_fold<T, I, ft_st_sum_op<T> >(ld, base, g, first, step, dev);
     if (BLOCK) ss = ft_st_block_fold<T, ft_st_sum_op<T> >(ss);
     if (leader) {
       out[2 * row] = mean;
       out[2 * row + 1] = ft_st_rstd(ss / (T)g.len, g.eps);
     }
   } else {  // logsumexp, softmax, log_softmax: max-shifted sums of exp
-    T m = ft_st_row_fold<T, I, ft_st_max_op<T> >(x, base, g, first, step, ft_st_ident<T>());
+    T m = ft_st_row_fold<T, I, ft_st_max_op<T> >(ld, base, g, first, step, ft_st_ident<T>());
     if (BLOCK) m = ft_st_block_fold<T, ft_st_max_op<T> >(m);
     // logsumexp shifts by 0 where the max is infinite (torch.logsumexp); softmax does not.
     ft_st_exp_shift<T> e;
     e.m = MODE == FT_ST_MODE_LOGSUMEXP && ft_st_isinf(m) ? T(0) : m;
-    T s = ft_st_row_fold<T, I, ft_st_sum_op<T> >(x, base, g, first, step, e);
+    T s = ft_st_row_fold<T, I, ft_st_sum_op<T> >(ld, base, g, first, step, e);
     if (BLOCK) s = ft_st_block_fold<T, ft_st_sum_op<T> >(s);
     if (MODE == FT_ST_MODE_LOGSUMEXP) {
-      if (leader) out[row] = ft_st_log(s) + e.m;
+      if (leader) out[row] = ld.finish(ft_st_log(s) + e.m, row);
     } else {
       const T log_s = MODE == FT_ST_MODE_LOG_SOFTMAX ? ft_st_log(s) : T(0);
 #if FT_STAGE_DOUBLE
@@ -275,37 +325,35 @@ __device__ __forceinline__ void ft_st_row(const T* __restrict__ x, T* __restrict
 #endif
       for (I j = first; j < g.len; j += step) {
         const I at = base + ft_st_offset(j, g.nr, g.rext, g.rstr);
-        out[at] = MODE == FT_ST_MODE_LOG_SOFTMAX ? (x[at] - m) - log_s : ft_st_exp(x[at] - m) / s;
+        const T v = ld.load(at);
+        out[at] = ld.finish(MODE == FT_ST_MODE_LOG_SOFTMAX ? (v - m) - log_s : ft_st_exp(v - m) / s, at);
       }
     }
   }
 }
 
-template <typename T, typename I, int MODE>
-__device__ __forceinline__ void ft_st_rows_thread(const T* __restrict__ x, T* __restrict__ out,
-                                                  const ft_st_rows_geom& g) {
+template <typename T, typename I, int MODE, typename L>
+__device__ __forceinline__ void ft_st_rows_thread(const L& ld, T* __restrict__ out, const ft_st_rows_geom& g) {
   const I step = (I)gridDim.x * blockDim.x;
   for (I row = (I)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
-    ft_st_row<T, I, MODE, false>(x, out, g, row, 0, 1);
+    ft_st_row<T, I, MODE, false>(ld, out, g, row, 0, 1);
   }
 }
 
-template <typename T, typename I, int MODE>
-__device__ __forceinline__ void ft_st_rows_block(const T* __restrict__ x, T* __restrict__ out,
-                                                 const ft_st_rows_geom& g) {
+template <typename T, typename I, int MODE, typename L>
+__device__ __forceinline__ void ft_st_rows_block(const L& ld, T* __restrict__ out, const ft_st_rows_geom& g) {
   // The loop is uniform across the block (row depends on blockIdx only), as the folds'
   // __syncthreads need.
   for (I row = blockIdx.x; row < g.rows; row += gridDim.x) {
-    ft_st_row<T, I, MODE, true>(x, out, g, row, threadIdx.x, blockDim.x);
+    ft_st_row<T, I, MODE, true>(ld, out, g, row, threadIdx.x, blockDim.x);
   }
 }
 
 // Split rows, first kernel: block b folds chunk b % chunks of row b / chunks into part[]:
 // reduce modes one partial (a sum for mean), norm statistics three (count, mean, M2: the chunk's
 // own two passes).
-template <typename T, typename I, int MODE>
-__device__ __forceinline__ void ft_st_rows_split(const T* __restrict__ x, T* __restrict__ part,
-                                                 const ft_st_rows_geom& g) {
+template <typename T, typename I, int MODE, typename L>
+__device__ __forceinline__ void ft_st_rows_split(const L& ld, T* __restrict__ part, const ft_st_rows_geom& g) {
   const I blocks = (I)(g.rows * g.chunks);
   for (I b = blockIdx.x; b < blocks; b += gridDim.x) {
     const I row = b / (I)g.chunks, c = b % (I)g.chunks;
@@ -315,20 +363,20 @@ __device__ __forceinline__ void ft_st_rows_split(const T* __restrict__ x, T* __r
     const I first = j0 + (I)threadIdx.x, step = (I)blockDim.x;
     if (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) {
       typedef typename ft_st_min_or_max<MODE == FT_ST_MODE_MIN, T>::type R;
-      const T acc = ft_st_block_fold<T, R>(ft_st_fold_range<T, I, R>(x, base, g, first, j1, step, ft_st_ident<T>()));
+      const T acc = ft_st_block_fold<T, R>(ft_st_fold_range<T, I, R>(ld, base, g, first, j1, step, ft_st_ident<T>()));
       if (threadIdx.x == 0) part[b] = acc;
     } else if (MODE == FT_ST_MODE_SUM || MODE == FT_ST_MODE_MEAN) {
       const T acc = ft_st_block_fold<T, ft_st_sum_op<T> >(
-          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, ft_st_ident<T>()));
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(ld, base, g, first, j1, step, ft_st_ident<T>()));
       if (threadIdx.x == 0) part[b] = acc;
     } else {  // FT_ST_MODE_NORM_STATS
       const T n = (T)(j1 - j0);
       const T sum = ft_st_block_fold<T, ft_st_sum_op<T> >(
-          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, ft_st_ident<T>()));
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(ld, base, g, first, j1, step, ft_st_ident<T>()));
       ft_st_square_dev<T> dev;
       dev.m = sum / n;
       const T m2 = ft_st_block_fold<T, ft_st_sum_op<T> >(
-          ft_st_fold_range<T, I, ft_st_sum_op<T> >(x, base, g, first, j1, step, dev));
+          ft_st_fold_range<T, I, ft_st_sum_op<T> >(ld, base, g, first, j1, step, dev));
       if (threadIdx.x == 0) {
         part[3 * b] = n;
         part[3 * b + 1] = dev.m;
@@ -341,9 +389,9 @@ __device__ __forceinline__ void ft_st_rows_split(const T* __restrict__ x, T* __r
 // Split rows, second kernel: a thread per row folds its chunks' partials in chunk order (so the
 // result does not depend on scheduling); norm statistics merge (count, mean, M2) pairwise by
 // Chan et al.'s update, which keeps the two-pass accuracy of each chunk.
-template <typename T, typename I, int MODE>
+template <typename T, typename I, int MODE, typename L>
 __device__ __forceinline__ void ft_st_rows_combine(const T* __restrict__ part, T* __restrict__ out,
-                                                   const ft_st_rows_geom& g) {
+                                                   const ft_st_rows_geom& g, const L& fin) {
   const I step = (I)gridDim.x * blockDim.x;
   const I chunks = (I)g.chunks;
   for (I row = (I)blockIdx.x * blockDim.x + threadIdx.x; row < g.rows; row += step) {
@@ -365,7 +413,7 @@ __device__ __forceinline__ void ft_st_rows_combine(const T* __restrict__ part, T
       for (I c = 1; c < chunks; ++c) {
         acc = (MODE == FT_ST_MODE_MIN || MODE == FT_ST_MODE_MAX) ? MR::step(acc, p[c]) : acc + p[c];
       }
-      out[row] = MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc;
+      out[row] = fin.finish(MODE == FT_ST_MODE_MEAN ? acc / (T)g.len : acc, row);
     }
   }
 }
@@ -387,8 +435,8 @@ __device__ __forceinline__ ft_st_window<I> ft_st_pool_window(I o, I size, I k, I
   return w;
 }
 
-template <typename T, typename I, bool IS_MAX>
-__device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restrict__ out, const ft_st_pool_geom& g) {
+template <typename T, typename I, bool IS_MAX, typename L>
+__device__ __forceinline__ void ft_st_pool(const L& ld, T* __restrict__ out, const ft_st_pool_geom& g) {
   const I step = (I)gridDim.x * blockDim.x;
   for (I o = (I)blockIdx.x * blockDim.x + threadIdx.x; o < g.total; o += step) {
     const I out0 = (I)g.out[0], out1 = (I)g.out[1], out2 = (I)g.out[2];
@@ -402,22 +450,22 @@ __device__ __forceinline__ void ft_st_pool(const T* __restrict__ x, T* __restric
     const ft_st_window<I> wd = ft_st_pool_window(od, in0, (I)g.k[0], (I)g.s[0], (I)g.p[0]);
     const ft_st_window<I> wh = ft_st_pool_window(oh, in1, (I)g.k[1], (I)g.s[1], (I)g.p[1]);
     const ft_st_window<I> ww = ft_st_pool_window(ow, in2, (I)g.k[2], (I)g.s[2], (I)g.p[2]);
-    const T* xb = x + b * in0 * in1 * in2;
+    const I xb = b * in0 * in1 * in2;
     T acc = IS_MAX ? -ft_st_inf() : T(0);
     for (I d = wd.lo; d < wd.hi; ++d) {
       for (I h = wh.lo; h < wh.hi; ++h) {
         for (I w = ww.lo; w < ww.hi; ++w) {
-          const T v = xb[(d * in1 + h) * in2 + w];
+          const T v = ld.load(xb + (d * in1 + h) * in2 + w);
           acc = IS_MAX ? ft_st_max(acc, v) : acc + v;
         }
       }
     }
     if (IS_MAX) {
-      out[o] = acc;
+      out[o] = ld.finish(acc, o);
     } else {
       const I divisor = g.count_include_pad ? wd.padded * wh.padded * ww.padded
                                                     : (wd.hi - wd.lo) * (wh.hi - wh.lo) * (ww.hi - ww.lo);
-      out[o] = acc / (T)divisor;
+      out[o] = ld.finish(acc / (T)divisor, o);
     }
   }
 }
@@ -453,18 +501,18 @@ __device__ __forceinline__ void ft_st_chain(const T* __restrict__ x, const T* co
 // ---- norm apply -----------------------------------------------------------------------------
 // out[i] = (x[i] - mean) * rstd, then * w, then + b (model_stages.cpp's order); x, out dense of
 // the same shape (g.sx), w and b (nullptr when absent) read through broadcast strides (sa0, sa1).
-template <typename T, typename I>
-__device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const T* __restrict__ stats,
+template <typename T, typename I, typename L>
+__device__ __forceinline__ void ft_st_norm_apply(const L& ld, const T* __restrict__ stats,
                                                  const T* __restrict__ w, const T* __restrict__ b,
                                                  T* __restrict__ out, const ft_st_ew_geom& g,
                                                  const ft_st_group_geom& gg) {
   const I step = (I)gridDim.x * blockDim.x;
   for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < g.total; i += step) {
     const I grp = (i / (I)gg.div) % (I)gg.mod;
-    T v = (x[i] - stats[2 * grp]) * stats[2 * grp + 1];
+    T v = (ld.load(i) - stats[2 * grp]) * stats[2 * grp + 1];
     if (w != nullptr) v *= w[ft_st_offset(i, g.rank, g.ext, g.sa0)];
     if (b != nullptr) v += b[ft_st_offset(i, g.rank, g.ext, g.sa1)];
-    out[i] = v;
+    out[i] = ld.finish(v, i);
   }
 }
 
@@ -489,34 +537,92 @@ __device__ __forceinline__ void ft_st_norm_apply(const T* __restrict__ x, const 
 #define FT_DEFINE_STAGE_ROWS_THREAD(NAME, MODE, IDX)                                               \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
-    ft_st_rows_thread<ft_st_t, IDX, MODE>(x, out, g);                                             \
+    const ft_st_plain<ft_st_t, IDX> ld{x};                                                        \
+    ft_st_rows_thread<ft_st_t, IDX, MODE>(ld, out, g);                                            \
   }
 #define FT_DEFINE_STAGE_ROWS_BLOCK(NAME, MODE, IDX)                                                \
   extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_rows_geom g) {   \
-    ft_st_rows_block<ft_st_t, IDX, MODE>(x, out, g);                                              \
+    const ft_st_plain<ft_st_t, IDX> ld{x};                                                        \
+    ft_st_rows_block<ft_st_t, IDX, MODE>(ld, out, g);                                             \
   }
 #define FT_DEFINE_STAGE_ROWS_SPLIT(NAME, MODE, IDX)                                                \
   extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ part, const ft_st_rows_geom g) {  \
-    ft_st_rows_split<ft_st_t, IDX, MODE>(x, part, g);                                             \
+    const ft_st_plain<ft_st_t, IDX> ld{x};                                                        \
+    ft_st_rows_split<ft_st_t, IDX, MODE>(ld, part, g);                                            \
   }
 #define FT_DEFINE_STAGE_ROWS_COMBINE(NAME, MODE, IDX)                                              \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ part, ft_st_t* __restrict__ out, const ft_st_rows_geom g) { \
-    ft_st_rows_combine<ft_st_t, IDX, MODE>(part, out, g);                                         \
+    const ft_st_plain<ft_st_t, IDX> fin{nullptr};                                                 \
+    ft_st_rows_combine<ft_st_t, IDX, MODE>(part, out, g, fin);                                    \
   }
 #define FT_DEFINE_STAGE_POOL(NAME, IS_MAX, IDX)                                                    \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, ft_st_t* __restrict__ out, const ft_st_pool_geom g) {   \
-    ft_st_pool<ft_st_t, IDX, IS_MAX>(x, out, g);                                                  \
+    const ft_st_plain<ft_st_t, IDX> ld{x};                                                        \
+    ft_st_pool<ft_st_t, IDX, IS_MAX>(ld, out, g);                                                 \
   }
 #define FT_DEFINE_STAGE_NORM_APPLY(NAME, IDX)                                                      \
   extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
       NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ stats, const ft_st_t* __restrict__ w, \
            const ft_st_t* __restrict__ b, ft_st_t* __restrict__ out, const ft_st_ew_geom g,       \
            const ft_st_group_geom gg) {                                                           \
-    ft_st_norm_apply<ft_st_t, IDX>(x, stats, w, b, out, g, gg);                                   \
+    const ft_st_plain<ft_st_t, IDX> ld{x};                                                        \
+    ft_st_norm_apply<ft_st_t, IDX>(ld, stats, w, b, out, g, gg);                                  \
+  }
+
+// The folded forms (ft_st_fold_geom): operand slots a0-a3 after x, the fold's geometry last.
+// PRO and EPI are rendered functors (ft_st_no_op where the kernel has none).
+#define FT_ST_FOLD_PARAMS                                                                          \
+  const ft_st_t *__restrict__ a0, const ft_st_t *__restrict__ a1, const ft_st_t *__restrict__ a2,  \
+      const ft_st_t *__restrict__ a3
+#define FT_ST_FOLD_LOADER(IDX, PRO, EPI, X)                                                        \
+  const ft_st_t* const a[FT_ST_CHAIN_OPERANDS] = {a0, a1, a2, a3};                                \
+  const ft_st_fold<ft_st_t, IDX, PRO, EPI> ld{X, a, fg}
+#define FT_DEFINE_STAGE_ROWS_THREAD_FOLD(NAME, MODE, IDX, PRO, EPI)                                \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ out,           \
+           const ft_st_rows_geom g, const ft_st_fold_geom fg) {                                   \
+    FT_ST_FOLD_LOADER(IDX, PRO, EPI, x);                                                          \
+    ft_st_rows_thread<ft_st_t, IDX, MODE>(ld, out, g);                                            \
+  }
+#define FT_DEFINE_STAGE_ROWS_BLOCK_FOLD(NAME, MODE, IDX, PRO, EPI)                                 \
+  extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
+      NAME(const ft_st_t* __restrict__ x, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ out,           \
+           const ft_st_rows_geom g, const ft_st_fold_geom fg) {                                   \
+    FT_ST_FOLD_LOADER(IDX, PRO, EPI, x);                                                          \
+    ft_st_rows_block<ft_st_t, IDX, MODE>(ld, out, g);                                             \
+  }
+#define FT_DEFINE_STAGE_ROWS_SPLIT_FOLD(NAME, MODE, IDX, PRO)                                      \
+  extern "C" __global__ void __launch_bounds__(FT_ST_ROW_BLOCK)                                   \
+      NAME(const ft_st_t* __restrict__ x, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ part,          \
+           const ft_st_rows_geom g, const ft_st_fold_geom fg) {                                   \
+    FT_ST_FOLD_LOADER(IDX, PRO, ft_st_no_op, x);                                                  \
+    ft_st_rows_split<ft_st_t, IDX, MODE>(ld, part, g);                                            \
+  }
+#define FT_DEFINE_STAGE_ROWS_COMBINE_FOLD(NAME, MODE, IDX, EPI)                                    \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ part, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ out,        \
+           const ft_st_rows_geom g, const ft_st_fold_geom fg) {                                   \
+    FT_ST_FOLD_LOADER(IDX, ft_st_no_op, EPI, nullptr);                                            \
+    ft_st_rows_combine<ft_st_t, IDX, MODE>(part, out, g, ld);                                     \
+  }
+#define FT_DEFINE_STAGE_POOL_FOLD(NAME, IS_MAX, IDX, PRO, EPI)                                     \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ out,           \
+           const ft_st_pool_geom g, const ft_st_fold_geom fg) {                                   \
+    FT_ST_FOLD_LOADER(IDX, PRO, EPI, x);                                                          \
+    ft_st_pool<ft_st_t, IDX, IS_MAX>(ld, out, g);                                                 \
+  }
+#define FT_DEFINE_STAGE_NORM_APPLY_FOLD(NAME, IDX, PRO, EPI)                                       \
+  extern "C" __global__ void __launch_bounds__(FT_ST_BLOCK)                                       \
+      NAME(const ft_st_t* __restrict__ x, const ft_st_t* __restrict__ stats, const ft_st_t* __restrict__ w, \
+           const ft_st_t* __restrict__ b, FT_ST_FOLD_PARAMS, ft_st_t* __restrict__ out,           \
+           const ft_st_ew_geom g, const ft_st_group_geom gg, const ft_st_fold_geom fg) {          \
+    FT_ST_FOLD_LOADER(IDX, PRO, EPI, x);                                                          \
+    ft_st_norm_apply<ft_st_t, IDX>(ld, stats, w, b, out, g, gg);                                  \
   }
 
 #ifndef FT_GENERATED
@@ -531,6 +637,12 @@ FT_DEFINE_STAGE_ROWS_SPLIT(ft_st_sample_rows_split, FT_ST_MODE_NORM_STATS, int)
 FT_DEFINE_STAGE_ROWS_COMBINE(ft_st_sample_rows_combine, FT_ST_MODE_NORM_STATS, int)
 FT_DEFINE_STAGE_POOL(ft_st_sample_pool, false, int)
 FT_DEFINE_STAGE_NORM_APPLY(ft_st_sample_norm_apply, long long)
+FT_DEFINE_STAGE_ROWS_THREAD_FOLD(ft_st_sample_rows_thread_fold, FT_ST_MODE_SOFTMAX, int, ft_st_sample_op, ft_st_sample_op)
+FT_DEFINE_STAGE_ROWS_BLOCK_FOLD(ft_st_sample_rows_block_fold, FT_ST_MODE_NORM_STATS, int, ft_st_sample_op, ft_st_no_op)
+FT_DEFINE_STAGE_ROWS_SPLIT_FOLD(ft_st_sample_rows_split_fold, FT_ST_MODE_MEAN, int, ft_st_sample_op)
+FT_DEFINE_STAGE_ROWS_COMBINE_FOLD(ft_st_sample_rows_combine_fold, FT_ST_MODE_MEAN, int, ft_st_sample_op)
+FT_DEFINE_STAGE_POOL_FOLD(ft_st_sample_pool_fold, true, long long, ft_st_sample_op, ft_st_sample_op)
+FT_DEFINE_STAGE_NORM_APPLY_FOLD(ft_st_sample_norm_apply_fold, int, ft_st_sample_op, ft_st_sample_op)
 #endif
 
 #endif  // FT_STAGE_KERNELS_CU

@@ -62,7 +62,8 @@ std::string_view geom_type(const StageGeom& g) {
     case 1: return "ft_st_rows_geom";
     case 2: return "ft_st_pool_geom";
     case 3: return "ft_st_group_geom";
-    default: return "ft_st_chain_geom";
+    case 4: return "ft_st_chain_geom";
+    default: return "ft_st_fold_geom";
   }
 }
 

@@ -97,6 +97,23 @@ StageChainGeom chain_geom(const Shape& out, const Shape& x, const std::vector<co
   return g;
 }
 
+StageFoldGeom fold_geom(const Shape& in, const Shape& out, const std::vector<const Shape*>& pro,
+                        const std::vector<const Shape*>& epi) {
+  if (pro.size() + epi.size() > size_t(kStageChainOperands)) throw InputError("stage kernels: a fold with too many operands");
+  // Each side's dims simplified with its own operands (x dense over `in`, the output dense over `out`).
+  const StageChainGeom p = chain_geom(in, in, pro);
+  const StageChainGeom e = chain_geom(out, out, epi);
+  StageFoldGeom g;
+  g.in_rank = p.rank;
+  g.out_rank = e.rank;
+  g.pro_slots = int64_t(pro.size());
+  g.in_ext = p.ext;
+  g.out_ext = e.ext;
+  for (size_t j = 0; j < pro.size(); ++j) g.sa[j] = p.sa[j];
+  for (size_t j = 0; j < epi.size(); ++j) g.sa[pro.size() + j] = e.sa[j];
+  return g;
+}
+
 // Rows over `in`: the dims in `reduced` make a row; the others, in order, number the rows.
 StageRowsGeom rows_geom(const Shape& in, const std::vector<bool>& reduced, double eps) {
   const std::vector<int64_t> st = dense_strides(in);

@@ -38,6 +38,10 @@ constexpr int64_t kIndex64From = int64_t(1) << 30;
 [[nodiscard]] StageEwGeom ew_geom(const Shape& out, const Shape& x, const Shape* a0, const Shape* a1);
 // A run's geometry over `out` (x and every operand read through broadcast strides; nullptr: absent).
 [[nodiscard]] StageChainGeom chain_geom(const Shape& out, const Shape& x, const std::vector<const Shape*>& operands);
+// A fold's geometry: the prologue's operands read over `in` (slots 0..), the epilogue's over
+// `out` (the slots after them).
+[[nodiscard]] StageFoldGeom fold_geom(const Shape& in, const Shape& out, const std::vector<const Shape*>& pro,
+                                      const std::vector<const Shape*>& epi);
 // Rows over `in`: the dims in `reduced` make a row; the others, in order, number the rows.
 [[nodiscard]] StageRowsGeom rows_geom(const Shape& in, const std::vector<bool>& reduced, double eps = 0.0);
 [[nodiscard]] std::vector<bool> dims_mask(size_t rank, const std::vector<int>& dims);

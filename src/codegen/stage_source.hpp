@@ -57,12 +57,18 @@ struct StageChainGeom {  // ft_st_chain_geom
   std::array<int64_t, kStageMaxRank> ext{}, sx{};
   std::array<std::array<int64_t, kStageMaxRank>, kStageChainOperands> sa{};
 };
+struct StageFoldGeom {  // ft_st_fold_geom
+  int64_t in_rank = 0, out_rank = 0, pro_slots = 0;
+  std::array<int64_t, kStageMaxRank> in_ext{}, out_ext{};
+  std::array<std::array<int64_t, kStageMaxRank>, kStageChainOperands> sa{};
+};
 static_assert(sizeof(StageEwGeom) == 8 * (2 + 4 * kStageMaxRank));
 static_assert(sizeof(StageRowsGeom) == 8 * (6 + 4 * kStageMaxRank + 1));
 static_assert(sizeof(StagePoolGeom) == 8 * (1 + 15 + 1));
 static_assert(sizeof(StageGroupGeom) == 16);
 static_assert(sizeof(StageChainGeom) == 8 * (2 + (2 + kStageChainOperands) * kStageMaxRank));
-using StageGeom = std::variant<StageEwGeom, StageRowsGeom, StagePoolGeom, StageGroupGeom, StageChainGeom>;
+static_assert(sizeof(StageFoldGeom) == 8 * (3 + (2 + kStageChainOperands) * kStageMaxRank));
+using StageGeom = std::variant<StageEwGeom, StageRowsGeom, StagePoolGeom, StageGroupGeom, StageChainGeom, StageFoldGeom>;
 
 // One kernel argument, in the kernel's parameter order.
 enum class StageArgKind {
@@ -107,7 +113,10 @@ struct StageProgram {
 
 // How stages become kernels: one per stage as eager runs them, or (fuse_elementwise: the
 // `epilogue.stages` design) every run of consecutive elementwise ops that keep the value's shape,
-// with at most kStageChainOperands tensor operands among them, as one kernel (FT_DEFINE_STAGE_CHAIN).
+// with at most kStageChainOperands tensor operands among them, in no pass of its own: folded into
+// the rows, pooling or norm kernel after it (applied to each element that kernel reads) or before
+// it (applied to each element it writes; a norm's statistics excepted), kStageChainOperands tensor
+// operands at most per kernel, else as one kernel of its own (FT_DEFINE_STAGE_CHAIN).
 struct StageOptions {
   bool fuse_elementwise = false;
 };

@@ -51,7 +51,9 @@ std::string module_source(StagePrecision precision, const std::string& title, co
              "static_assert(sizeof(ft_st_group_geom) == " + std::to_string(sizeof(StageGroupGeom)) +
              ", \"ft_st_group_geom\");\n"
              "static_assert(sizeof(ft_st_chain_geom) == " + std::to_string(sizeof(StageChainGeom)) +
-             ", \"ft_st_chain_geom\");\n");
+             ", \"ft_st_chain_geom\");\n"
+             "static_assert(sizeof(ft_st_fold_geom) == " + std::to_string(sizeof(StageFoldGeom)) +
+             ", \"ft_st_fold_geom\");\n");
   for (const StageKernel* k : kernels) {
     b.code(k->name, k->code);
     b.kernel(k->name);
