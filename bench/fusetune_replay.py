@@ -84,6 +84,7 @@ class Replay:
                 n *= e
             self.floats[b["name"]] = n
         self.kinds = {b["name"]: b["kind"] for b in variant["buffers"]}
+        self.input_nhwc = any(b["kind"] == "input" and b["layout"] == "nhwc" for b in variant["buffers"])
         self.scratch = {}
 
     def _scratch(self, name):
@@ -94,11 +95,15 @@ class Replay:
         return t
 
     def __call__(self, x):
-        """x: (N,C,H,W) contiguous fp32. Returns the output as an NCHW-shaped tensor."""
+        """x: (N,C,H,W) fp32, contiguous (torch.channels_last for an NHWC-input problem). Returns
+        the output as an NCHW-shaped tensor (a view of NHWC memory for an NHWC-output plan)."""
         n, c, h, w_ = x.shape
         k = self.conv.out_channels
         r, s = self.conv.kernel_size
-        inputs = {"input": x.reshape(-1), "filters": self.w.reshape(-1), "channels": self.chan}
+        # A channels-last problem's input buffer is NHWC memory: x in torch.channels_last, whose
+        # (N, H, W, C) permutation is a view of that memory (no copy).
+        flat = x.permute(0, 2, 3, 1).reshape(-1) if self.input_nhwc else x.reshape(-1)
+        inputs = {"input": flat, "filters": self.w.reshape(-1), "channels": self.chan}
         # Scratch kept from earlier calls first: an untimed step (skipped after the first call)
         # wrote some of it, e.g. the filters a conv or kernel step reads.
         bufs = dict(self.scratch)

@@ -236,6 +236,12 @@ static_assert(FT_SMEM_BYTES >= FT_SMEM_NEEDED, "fused_conv_halo.cu: FT_SMEM_BYTE
 #define FT_CROSS (FT_KTAPS % FT_AB == 0 && FT_CHUNKS * FT_BN <= 256)
 #endif
 constexpr int ft_chunk_unroll = FT_CROSS ? FT_CHUNKS : 1;
+// 3xTF32 past two chunks promotes at each chunk's drain (free: the MMAs are done there): the
+// tensor cores' fp32 accumulation truncates each step's sum, an error of one sign that grows with
+// the running sum (call 129: a C = 256, 3 x 3 conv's c16 variants at 3.4x KernelBench's 1e-4);
+// each chunk's partial sum joins `tot` by a correctly rounded add instead. Two chunks (C = 64,
+// the presets, within the tolerance) keep the code they were tuned with.
+#define FT_PROMOTE (FT_SPLIT && !FT_CROSS && FT_CHUNKS > 2)
 // the epilogue warpgroup's NCHW store loop: elements whose chains interleave (registers allow)
 constexpr int ft_epi_unroll = FT_EPI_WG == 2 ? 4 : 8;
 // After tap t's wait the consumers release tap t - (FT_AB - 1)'s stage, the one tap t + 1 refills
@@ -658,6 +664,9 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   unsigned phase = 0;
   int ci = 0;
   float acc[FT_BN / 2];
+#if FT_PROMOTE
+  float tot[FT_BN / 2];
+#endif
 #if FT_CROSS
   // A fragments of the last FT_AB taps (in flight in the MMAs), kept across chunks
   unsigned a[FT_AB][4][4];
@@ -687,6 +696,10 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     for (int nt = 0; nt < FT_NT; ++nt) {
 #pragma unroll
       for (int i = 0; i < FT_BN / 2; ++i) acc[i] = 0.0f;
+#if FT_PROMOTE
+#pragma unroll
+      for (int i = 0; i < FT_BN / 2; ++i) tot[i] = 0.0f;
+#endif
       // unrolled where chunks follow each other without a drain: ptxas tracks the MMAs in
       // flight only in straight-line code (a loop back edge between them serializes them)
 #pragma unroll ft_chunk_unroll
@@ -794,8 +807,19 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
           if (lane == 0)
             for (int j = pend; j >= 1; --j) ft_mbar_arrive(b_empty + 8 * ((stage + FT_STAGES - j) % FT_STAGES));
           pend = 0;
+#if FT_PROMOTE
+#pragma unroll
+          for (int i = 0; i < FT_BN / 2; ++i) {
+            tot[i] += acc[i];
+            acc[i] = 0.0f;
+          }
+#endif
         }
       }
+#if FT_PROMOTE
+#pragma unroll
+      for (int i = 0; i < FT_BN / 2; ++i) acc[i] = tot[i];
+#endif
 
       // ---- epilogue for column tile nt ----
 #if FT_EPI_WG

@@ -104,6 +104,10 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 
 // Registers: the producer gives its share to the consumers (BN/2 accumulators, two K tiles of A
 // fragments, their remainders under 3xTF32, and the epilogue).
+// 3xTF32: pairs of K tiles (64 of K) between promotions of the tensor cores' partial sums (below).
+#ifndef FT_PROMOTE_PAIRS
+#define FT_PROMOTE_PAIRS 4
+#endif
 #define FT_REGS_P 56
 #define FT_REGS_C 224
 static_assert(128 * FT_REGS_P + 128 * FT_CONSUMERS * FT_REGS_C <= FT_THREADS * (65536 / FT_THREADS / 8 * 8),
@@ -358,10 +362,22 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
   ft_row_t red0 = ft_row_init(), red1 = ft_row_init();
 #endif
   float acc[FT_BN / 2];
+#if FT_SPLIT
+  // 3xTF32 promotes: the tensor cores' fp32 accumulation truncates each step's sum (an error
+  // of one sign, a few ulps of the running sum a step: call 129 saw 1.6-4.8x KernelBench's 1e-4
+  // on a K = 1024 GEMM's row sums, 3.4x on a K = 2304 conv), so every FT_PROMOTE_PAIRS pairs of
+  // K tiles the MMAs drain and their partial sum joins `tot` by a correctly rounded add:
+  // the truncation then acts on a running sum FT_PROMOTE_PAIRS * 64 / K as large.
+  float tot[FT_BN / 2];
+#endif
   int it = 0;
   for (int nt = tiles.nt0; nt < tiles.nt1; ++nt) {
 #pragma unroll
     for (int i = 0; i < FT_BN / 2; ++i) acc[i] = 0.0f;
+#if FT_SPLIT
+#pragma unroll
+    for (int i = 0; i < FT_BN / 2; ++i) tot[i] = 0.0f;
+#endif
     // K tiles in pairs, so each tile's fragment buffer is a compile-time index
     for (int kt = 0; kt < FT_KT; kt += 2) {
 #pragma unroll
@@ -392,9 +408,23 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
         if (kt + h > 0 && lane == 0) ft_mbar_arrive(empty + 8 * ((j - 1) % FT_STAGES));
       }
       it += kt + 1 < FT_KT ? 2 : 1;
+#if FT_SPLIT
+      if ((kt / 2 + 1) % FT_PROMOTE_PAIRS == 0 && kt + 2 < FT_KT) {
+        ft_wgmma_wait<0>();  // this pair's MMAs are done: acc may be read and restarted
+#pragma unroll
+        for (int i = 0; i < FT_BN / 2; ++i) {
+          tot[i] += acc[i];
+          acc[i] = 0.0f;
+        }
+      }
+#endif
     }
     ft_wgmma_wait<0>();
     if (lane == 0) ft_mbar_arrive(empty + 8 * ((it - 1) % FT_STAGES));
+#if FT_SPLIT
+#pragma unroll
+    for (int i = 0; i < FT_BN / 2; ++i) acc[i] += tot[i];
+#endif
 
 #if FT_REDUCE
 #pragma unroll

@@ -2,7 +2,7 @@
 # Everything that needs the GPU, in one call (device time is scarce). Expects the binaries of a
 # Release build (scripts/bundle_for_gpu.sh gathers them into .gpu/, which the device call
 # carries; build/ itself is too large to carry).
-#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|pipelines|harness|tunetime|profile|cold|planted|kernelbench|refrate|all]...
+#   scripts/gpu_check.sh [tests|tune|export|patch|smoke|bench|problems|layers|pipelines|harness|tunetime|profile|cold|planted|kernelbench|refrate|all]...
 # Results and logs go under $OUT/run and are packed into $OUT/run.tgz after each step; the
 # tuning database is $FUSETUNE_DB (default /tmp/fusetune-db/tuning.db: it and the compile cache
 # beside it, hundreds of files, stay out of $OUT) and its dump $OUT/run/h200.jsonl.
@@ -25,6 +25,8 @@
 #                cache and CUDA_CACHE_PATH) of each preset (default kernelbench-31 kernelbench-32), COLD_RUNS
 #                times (default 2), each binary of COLD_BINS in turn (default build/fusetune; name an older
 #                build's fusetune too for an A/B in one call); wall times in tune-time.txt, phases.txt
+#   LAYERS_MATCH  step layers (not in all): bench/real_layers.txt's lines containing it (default "n=32,"),
+#                benched NCHW and channels-last (bench/bench_problems.py --channels-last)
 #   REFRATE_ARGS  step refrate: bench/reference/main_terms_rate's arguments (default: its six problems)
 #   KB_PROBLEMS, KB_ARGS  step kernelbench (not in all): `fusetune kernelbench` over KB_PROBLEMS (default
 #                1-100) of the checkout, with KB_ARGS (default --time-budget 60 --rounds 3); KernelBench's
@@ -174,6 +176,20 @@ if want problems; then
   PYTHONUNBUFFERED=1 python3 bench/bench_problems.py --fusetune build/fusetune --json-dir "$R/problems" \
     --spec-file bench/problems.txt --min-channels 32 ${BENCH_ARGS:-} 2>&1 | tee "$R/bench-problems.md" | tail -10 || rc=1
   pack
+fi
+
+if [[ " ${GPU_STEPS[*]} " == *" layers "* ]]; then  # not part of all: tens of minutes
+  # issue 44 item 4 / issue 50: the real layers of bench/real_layers.txt (LAYERS_MATCH selects lines,
+  # default the batch-32 ones), NCHW and channels-last, each beside eager and torch.compile
+  for layout in nchw nhwc; do
+    stamp "bench real layers ($layout) tf32"
+    mkdir -p "$R/layers-$layout"
+    cl=""; [ "$layout" = nhwc ] && cl="--channels-last"
+    PYTHONUNBUFFERED=1 python3 bench/bench_problems.py --fusetune build/fusetune --json-dir "$R/layers-$layout" \
+      --spec-file bench/real_layers.txt --match "${LAYERS_MATCH:-n=32,}" $cl ${BENCH_ARGS:-} 2>&1 |
+      tee "$R/bench-layers-$layout.md" | tail -12 || rc=1
+    pack
+  done
 fi
 
 if want pipelines; then

@@ -128,8 +128,8 @@ TEST(ModelInputs, PastTheLimitsABlockOfImagesIsCheckedWhereImagesAreIndependent)
   EXPECT_NE(huge->find("smallest block of images alone"), std::string::npos) << *huge;
 }
 
-// Draw 0 (and 2) is torch.rand-like in the input, draw 1 signed; everything else signed in
-// every draw; the seed decides.
+// Draw 0 (and 2) is torch.rand-like in the input, draw 1 signed; the weights signed but on draw
+// 2 (positive: the coherent sum); everything else signed in every draw; the seed decides.
 TEST(ModelInputs, VerificationDrawsAlternateTheInputsSign) {
   const spec::Problem p = spec::parse("conv3d(n=2,c=3,d=4,h=8,w=8,k=4,r=3) | group_norm(2) | add(input1)");
   const auto negatives = [](const std::vector<float>& v) {
@@ -139,8 +139,9 @@ TEST(ModelInputs, VerificationDrawsAlternateTheInputsSign) {
     const reference::ModelData data = model_verification_draw(p, 11, d);
     reference::check_model_data(p, data);
     EXPECT_EQ(negatives(data.input) == 0, d % 2 == 0) << "draw " << d;
-    EXPECT_GT(negatives(data.weight), 0);
+    EXPECT_EQ(negatives(data.weight) == 0, d == 2) << "draw " << d;
     EXPECT_GT(negatives(data.inputs.at(0)), 0);
+    EXPECT_GT(negatives(data.bias), 0);
     for (float x : data.input) ASSERT_NE(x, 0.0f);
     EXPECT_EQ(model_verification_draw(p, 11, d).input, data.input);
   }

@@ -20,7 +20,9 @@ namespace fusetune::worker {
 // tensor U(-1, 1) (signed, never 0), with the input made |x| (U(0, 1), as KernelBench's torch.rand
 // draws it) on the draws reference::verification_draw gives a unit x range (0, 2, ...): the same
 // alternation as the conv2d draws, so a kernel right only for positive inputs and one right only
-// for signed ones both show. Weights, biases, parameters and extra inputs stay signed.
+// for signed ones both show; on draw 2 the weights are made |w| too (reference::Filters::positive,
+// as the conv2d draws' filters): a coherent sum, where an error of one sign shows. Biases,
+// parameters and extra inputs stay signed.
 [[nodiscard]] reference::ModelData model_verification_draw(const spec::Problem& problem, uint64_t seed, int d);
 
 // The floats buffer `b` binds to in `data`: input -> the main operator's input, weights ->
