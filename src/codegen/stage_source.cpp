@@ -8,582 +8,329 @@
 #include "common/error.hpp"
 #include "common/fnv1a.hpp"
 #include "codegen/op_render.hpp"
-#include "codegen/stage_geometry.hpp"
-#include "codegen/stage_text.hpp"
+#include "codegen/stage_renderer.hpp"
 #include "spec/ops.hpp"
 
 namespace fusetune::codegen {
-namespace {
+namespace stage_detail {
 
-using spec::Shape;
-using namespace stage_detail;  // NOLINT(google-build-using-namespace): this file's own helpers
 using spec::StageKind;
 
-StageArg value_arg(int id, bool written = false, int named = -1) {
-  StageArg a;
-  a.kind = StageArgKind::value;
-  a.index = id;
-  a.written = written;
-  a.named = named;
-  return a;
-}
-StageArg kind_arg(StageArgKind kind, int index) {
-  StageArg a;
-  a.kind = kind;
-  a.index = index;
-  return a;
-}
-StageArg scratch_arg(int index, bool written) {
-  StageArg a = kind_arg(StageArgKind::scratch, index);
-  a.written = written;
-  return a;
-}
-StageArg geom_arg(StageGeom g) {
-  StageArg a;
-  a.kind = StageArgKind::geometry;
-  a.geom = g;
-  return a;
-}
-
-// Renders the program stage by stage, tracking the current value.
-class Renderer {
- public:
-  Renderer(const spec::Problem& problem, StagePrecision precision, StageOptions options)
-      : precision_(precision), options_(options) {
-    if (options.fuse_elementwise && precision != StagePrecision::fp32)
-      throw InputError("stage kernels: fused elementwise runs are rendered in fp32 only");
-    const GeneralEpilogue general = general_epilogue(problem);
-    general_ = problem;
-    general_.pre.clear();
-    general_.post.clear();
-    general_.reduce.reset();
-    general_.stages = general.stages;
-    general_.param_shapes = general.param_shapes;
-    general_.num_params = int(general.param_shapes.size());
-    shapes_ = spec::epilogue_shapes(general_, &named_shapes_);
-    for (const Shape& s : shapes_) {
-      if (s.size() > size_t(kStageMaxRank)) {
-        throw InputError("stage kernels: a value of rank " + std::to_string(s.size()) + " (at most " +
-                         std::to_string(kStageMaxRank) + ")");
-      }
+Renderer::Renderer(const spec::Problem& problem, StagePrecision precision, StageOptions options)
+    : precision_(precision), options_(options) {
+  if (options.fuse_elementwise && precision != StagePrecision::fp32)
+    throw InputError("stage kernels: fused elementwise runs are rendered in fp32 only");
+  const GeneralEpilogue general = general_epilogue(problem);
+  general_ = problem;
+  general_.pre.clear();
+  general_.post.clear();
+  general_.reduce.reset();
+  general_.stages = general.stages;
+  general_.param_shapes = general.param_shapes;
+  general_.num_params = int(general.param_shapes.size());
+  shapes_ = spec::epilogue_shapes(general_, &named_shapes_);
+  for (const Shape& s : shapes_) {
+    if (s.size() > size_t(kStageMaxRank)) {
+      throw InputError("stage kernels: a value of rank " + std::to_string(s.size()) + " (at most " +
+                       std::to_string(kStageMaxRank) + ")");
     }
-    prog_.precision = precision;
-    prog_.elem_bytes = precision == StagePrecision::fp32 ? 4 : 8;
-    prog_.stages = general.stages;
-    prog_.param_shapes = general.param_shapes;
-    prog_.value_shapes = {shapes_[0]};
   }
+  prog_.precision = precision;
+  prog_.elem_bytes = precision == StagePrecision::fp32 ? 4 : 8;
+  prog_.stages = general.stages;
+  prog_.param_shapes = general.param_shapes;
+  prog_.value_shapes = {shapes_[0]};
+}
 
-  StageProgram run() {
-    const int n = int(general_.stages.size());
-    for (int i = 0; i < n;) {
-      if (!options_.fuse_elementwise) {
-        stage(i++);
+StageProgram Renderer::run() {
+  const int n = int(general_.stages.size());
+  for (int i = 0; i < n;) {
+    if (!options_.fuse_elementwise) {
+      stage(i++);
+      continue;
+    }
+    // A run of elementwise ops [i, end), perhaps empty, then perhaps a kernel that can take it
+    // as its prologue and the run after it as its epilogue.
+    const int end = run_end(i);
+    if (end < n && foldable(end)) {
+      const int epi_end = run_end(end + 1, kStageChainOperands - tensor_operands(i, end));
+      if (end > i || epi_end > end + 1) {
+        fold(i, end, epi_end);
+        i = epi_end;
         continue;
       }
-      // A run of elementwise ops [i, end), perhaps empty, then perhaps a kernel that can take it
-      // as its prologue and the run after it as its epilogue.
-      const int end = run_end(i);
-      if (end < n && foldable(end)) {
-        const int epi_end = run_end(end + 1, kStageChainOperands - tensor_operands(i, end));
-        if (end > i || epi_end > end + 1) {
-          fold(i, end, epi_end);
-          i = epi_end;
-          continue;
-        }
-      }
-      if (end - i >= 2) chain(i, end);
-      else stage(i);
-      i = std::max(end, i + 1);
     }
-    prog_.output_value = current_;
-    return std::move(prog_);
+    if (end - i >= 2) chain(i, end);
+    else stage(i);
+    i = std::max(end, i + 1);
   }
+  prog_.output_value = current_;
+  return std::move(prog_);
+}
 
- private:
-  double bytes(const Shape& s) const { return double(spec::elems(s)) * double(prog_.elem_bytes); }
+// The end of the run of fusable stages from i: elementwise ops that keep the value's shape, with
+// `budget` tensor operands at most among them (i itself when it is none).
+int Renderer::run_end(int i, int budget) const {
+  int operands = 0;
+  int j = i;
+  for (; j < int(general_.stages.size()); ++j) {
+    const spec::Stage& st = general_.stages[size_t(j)];
+    if (st.kind != StageKind::op || shapes_[size_t(j)] != shapes_[size_t(j) + 1]) break;
+    const int tensors = tensor_operands(j, j + 1);
+    if (operands + tensors > budget) break;
+    operands += tensors;
+  }
+  return j;
+}
 
-  // The end of the run of fusable stages from i: elementwise ops that keep the value's shape, with
-  // `budget` tensor operands at most among them (i itself when it is none).
-  int run_end(int i, int budget = kStageChainOperands) const {
-    int operands = 0;
-    int j = i;
-    for (; j < int(general_.stages.size()); ++j) {
-      const spec::Stage& st = general_.stages[size_t(j)];
-      if (st.kind != StageKind::op || shapes_[size_t(j)] != shapes_[size_t(j) + 1]) break;
-      const int tensors = tensor_operands(j, j + 1);
-      if (operands + tensors > budget) break;
-      operands += tensors;
+
+
+// Stages [first, last), elementwise ops of one shape, as one kernel: the ops applied in order to
+// each element in registers, their tensor operands numbered across the run (chan[slot]).
+void Renderer::chain(int first, int last) {
+  const Shape& shape = shapes_[size_t(first)];
+  std::vector<StageArg> args{value_arg(current_)};
+  std::vector<Shape> operand_shapes;
+  double moved = 2 * bytes(shape);
+  int64_t largest = spec::elems(shape);
+  std::string comment, body;
+  for (int s = first; s < last; ++s) {
+    spec::Op local = general_.stages[size_t(s)].op;
+    for (auto& a : local.args) {
+      if (a.scalar()) continue;
+      auto [arg, ashape] = operand(a);
+      args.push_back(arg);
+      moved += bytes(ashape);
+      largest = std::max(largest, spec::elems(ashape));
+      a = spec::Operand{true, 0.0, int(operand_shapes.size())};
+      operand_shapes.push_back(ashape);
     }
-    return j;
+    comment += (s > first ? " | " : "") + op_comment(general_.stages[size_t(s)].op);
+    body += "    v = " + render_op_expr(local, "v", ChanLayout{1, false}) + ";\n";
   }
-  // Tensor operands of the op stages in [first, last).
-  int tensor_operands(int first, int last) const {
-    int n = 0;
-    for (int j = first; j < last; ++j) {
-      const spec::Stage& st = general_.stages[size_t(j)];
-      if (st.kind != StageKind::op) continue;
-      n += int(std::count_if(st.op.args.begin(), st.op.args.end(), [](const spec::Operand& a) { return !a.scalar(); }));
-    }
-    return n;
-  }
-  // Stages whose kernels read their input and write their output through ft_st_fold's loader.
-  bool foldable(int j) const {
-    switch (general_.stages[size_t(j)].kind) {
-      case StageKind::reduce:
-      case StageKind::logsumexp:
-      case StageKind::softmax:
-      case StageKind::log_softmax:
-      case StageKind::pool:
-      case StageKind::norm: return true;
-      case StageKind::op:
-      case StageKind::name: return false;
-    }
-    return false;
-  }
+  std::vector<const Shape*> present;
+  for (const Shape& a : operand_shapes) present.push_back(&a);
+  while (args.size() < size_t(1 + kStageChainOperands)) args.push_back(kind_arg(StageArgKind::null, -1));
+  const KernelId id = kernel_id("ft_st_chain_" + hex16(fnv1a64(comment + "\n" + body)), largest);
+  const std::string functor = id.name + "_fn";
+  const std::string code = "// " + comment + "\nstruct " + functor +
+                           " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
+                           "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n" +
+                           body + "    return v;\n  }\n};\nFT_DEFINE_STAGE_CHAIN(" + id.name + ", " + functor + ", " +
+                           id.index + ")\n";
+  const int dst = new_value(shape);
+  args.push_back(value_arg(dst, true));
+  args.push_back(geom_arg(chain_geom(shape, shape, present)));
+  add(first, id.name, code, launch(grid_for(spec::elems(shape), kBlock), uint32_t(kBlock)), std::move(args), moved);
+  current_ = dst;
+}
 
-  // One side of a fold: the ops of [first, last) as a functor body, their tensor operands given
-  // slots from `slot` on (appended to args and shapes).
-  struct FoldSide {
-    std::string comment, body;
-  };
-  FoldSide fold_side(int first, int last, std::vector<StageArg>& args, std::vector<Shape>& shapes, double& moved) const {
-    FoldSide f;
-    for (int s = first; s < last; ++s) {
-      spec::Op local = general_.stages[size_t(s)].op;
-      for (auto& a : local.args) {
-        if (a.scalar()) continue;
-        auto [arg, ashape] = operand(a);
-        args.push_back(arg);
-        moved += bytes(ashape);
-        a = spec::Operand{true, 0.0, int(shapes.size())};
-        shapes.push_back(ashape);
-      }
-      f.comment += (s > first ? " | " : "") + op_comment(general_.stages[size_t(s)].op);
-      f.body += "    v = " + render_op_expr(local, "v", ChanLayout{1, false}) + ";\n";
-    }
-    return f;
+StagePoolGeom Renderer::pool_geom(const spec::Stage& st, const Shape& in, const Shape& out) {
+  const auto nd = size_t(st.pool_dims);
+  StagePoolGeom g;
+  g.in = {1, 1, 1}, g.out = {1, 1, 1}, g.k = {1, 1, 1}, g.s = {1, 1, 1}, g.p = {0, 0, 0};
+  for (size_t j = 0; j < nd; ++j) {
+    const size_t t = 3 - nd + j;
+    g.in[t] = in[in.size() - nd + j];
+    g.out[t] = out[out.size() - nd + j];
+    g.k[t] = st.window[j], g.s[t] = st.stride[j], g.p[t] = st.pad[j];
   }
-  // The functor of one side ("ft_st_no_op" when it has no ops) and its code.
-  static std::string fold_functor(const std::string& name, const FoldSide& f, std::string& code) {
-    if (f.body.empty()) return "ft_st_no_op";
-    code += "// " + f.comment + "\nstruct " + name +
-            " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
-            "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n" +
-            f.body + "    return v;\n  }\n};\n";
-    return name;
-  }
+  g.total = spec::elems(out);
+  g.count_include_pad = st.count_include_pad ? 1 : 0;
+  return g;
+}
 
-  // Stages [first, anchor) as the prologue of stage `anchor`'s kernels and (anchor, last) as
-  // their epilogue (FT_DEFINE_STAGE_*_FOLD): one read of the value before the prologue, one
-  // write of the value after the epilogue. A norm's statistics kernel takes the prologue only;
-  // its apply kernel both.
-  void fold(int first, int anchor, int last) {
-    const spec::Stage& st = general_.stages[size_t(anchor)];
-    const Shape& in = shapes_[size_t(anchor)];
-    const Shape& out = shapes_[size_t(anchor) + 1];
-    std::vector<StageArg> slots;
-    std::vector<Shape> slot_shapes;
-    double operand_bytes = 0;
-    const FoldSide pro = fold_side(first, anchor, slots, slot_shapes, operand_bytes);
-    const size_t pro_slots = slot_shapes.size();
-    double epi_bytes = 0;
-    const FoldSide epi = fold_side(anchor + 1, last, slots, slot_shapes, epi_bytes);
-    operand_bytes += epi_bytes;
-    std::vector<const Shape*> pro_shapes, epi_shapes;
-    for (size_t j = 0; j < slot_shapes.size(); ++j) (j < pro_slots ? pro_shapes : epi_shapes).push_back(&slot_shapes[j]);
-    while (slots.size() < size_t(kStageChainOperands)) slots.push_back(kind_arg(StageArgKind::null, -1));
-    const StageFoldGeom fg = fold_geom(in, out, pro_shapes, epi_shapes);
-    int64_t largest = std::max(spec::elems(in), spec::elems(out));
-    for (const Shape& a : slot_shapes) largest = std::max(largest, spec::elems(a));
-    // Content-derived names: the stage's kind and both sides' ops.
-    const std::string tag = hex16(fnv1a64(pro.comment + "\n" + pro.body + "\n|\n" + epi.comment + "\n" + epi.body));
-    const auto with_slots = [&](std::vector<StageArg> head, std::vector<StageArg> tail) {
-      head.insert(head.end(), slots.begin(), slots.end());
-      head.insert(head.end(), tail.begin(), tail.end());
-      return head;
-    };
-    const int dst = new_value(shapes_[size_t(last)]);
+int Renderer::new_value(const Shape& s) {
+  prog_.value_shapes.push_back(s);
+  return int(prog_.value_shapes.size()) - 1;
+}
 
-    switch (st.kind) {
-      case StageKind::pool: {
-        const bool is_max = st.pool == spec::PoolKind::max;
-        const StagePoolGeom g = pool_geom(st, in, out);
-        const KernelId id = kernel_id(std::string("ft_st_fold_pool_") + (is_max ? "max_" : "avg_") + tag, largest);
-        std::string code;
-        const std::string p = fold_functor(id.name + "_pro", pro, code);
-        const std::string e = fold_functor(id.name + "_epi", epi, code);
-        code += "FT_DEFINE_STAGE_POOL_FOLD(" + id.name + ", " + (is_max ? "true" : "false") + ", " + id.index + ", " + p +
-                ", " + e + ")\n";
-        add(first, id.name, code, launch(grid_for(g.total, kBlock), uint32_t(kBlock)),
-            with_slots({value_arg(current_)}, {value_arg(dst, true), geom_arg(g), geom_arg(fg)}),
-            bytes(in) + bytes(out) + operand_bytes);
-        break;
-      }
-      case StageKind::norm: {
-        const NormView v = norm_view(in, st);
-        const StageRowsGeom g = rows_geom(v.view, v.reduced, st.eps);
-        const int scratch = int(prog_.scratch_elems.size());
-        prog_.scratch_elems.push_back(2 * g.rows);
-        const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
-        // The statistics kernel(s): the prologue only (its own functor name, the epilogue's
-        // operands unread).
-        const FoldSide none;
-        if (pro.body.empty()) {
-          rows_kernel(first, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);  // as unfused's
+Renderer::KernelId Renderer::kernel_id(const std::string& base, int64_t largest_buffer) const {
+  const bool i64 = largest_buffer >= kIndex64From;
+  return {base + (i64 ? "_i64_" : "_") + precision_suffix(precision_), i64 ? "long long" : "int"};
+}
+
+void Renderer::add(int stage, const std::string& name, const std::string& code, LaunchConfig launch,
+                   std::vector<StageArg> args, double moved) {
+  StageKernel k;
+  k.stage = stage;
+  k.name = name;
+  k.code = code;
+  k.source = module_source(precision_, name, {&k});
+  k.launch = launch;
+  k.args = std::move(args);
+  k.bytes = moved;
+  prog_.kernels.push_back(std::move(k));
+}
+
+LaunchConfig Renderer::launch(uint32_t grid, uint32_t block) {
+  LaunchConfig l;
+  l.grid = {grid, 1, 1};
+  l.block = {block, 1, 1};
+  return l;
+}
+
+// A tensor operand's buffer and shape.
+std::pair<StageArg, Shape> Renderer::operand(const spec::Operand& a) const {
+  const Shape shape = spec::operand_shape(general_, a, named_shapes_);
+  if (a.value_index >= 0) return {value_arg(prog_.named_values.at(size_t(a.value_index)), false, a.value_index), shape};
+  if (a.input_index >= 0) return {kind_arg(StageArgKind::input, a.input_index), shape};
+  return {kind_arg(StageArgKind::param, a.param_index), shape};
+}
+
+void Renderer::stage(int i) {
+  const spec::Stage& st = general_.stages[size_t(i)];
+  const Shape& in = shapes_[size_t(i)];
+  const Shape& out = shapes_[size_t(i) + 1];
+  switch (st.kind) {
+    case StageKind::name: prog_.named_values.push_back(current_); return;
+    case StageKind::op: {
+      std::vector<StageArg> args{value_arg(current_)};
+      std::vector<Shape> shapes(2);
+      std::vector<bool> present(2, false);
+      double moved = bytes(in) + bytes(out);
+      if (st.op.args.size() > 2) throw InputError("stage kernels: an op with more than two operands");
+      for (size_t j = 0; j < 2; ++j) {
+        if (j < st.op.args.size() && !st.op.args[j].scalar()) {
+          auto [arg, shape] = operand(st.op.args[j]);
+          args.push_back(arg);
+          shapes[j] = shape;
+          present[j] = true;
+          moved += bytes(shape);
         } else {
-          folded_rows(first, st, g, pro, none, tag, slots, fg, scratch_arg(scratch, true), largest,
-                      bytes(in) + stats_bytes + (operand_bytes - epi_bytes));
+          args.push_back(kind_arg(StageArgKind::null, -1));
         }
-        std::vector<StageArg> head{value_arg(current_), scratch_arg(scratch, false)};
-        double moved = 2 * bytes(in) + stats_bytes + operand_bytes;
-        const Shape* ws = nullptr;
-        const Shape* bs = nullptr;
-        for (int pi : {st.weight_param, st.bias_param}) {
-          if (st.affine && pi >= 0) {
-            head.push_back(kind_arg(StageArgKind::param, pi));
-            moved += bytes(prog_.param_shapes.at(size_t(pi)));
-            (pi == st.weight_param ? ws : bs) = &prog_.param_shapes.at(size_t(pi));
-            largest = std::max(largest, spec::elems(prog_.param_shapes.at(size_t(pi))));
-          } else {
-            head.push_back(kind_arg(StageArgKind::null, -1));
-          }
-        }
-        const KernelId id = kernel_id("ft_st_fold_norm_apply_" + tag, largest);
-        std::string code;
-        const std::string p = fold_functor(id.name + "_pro", pro, code);
-        const std::string e = fold_functor(id.name + "_epi", epi, code);
-        code += "FT_DEFINE_STAGE_NORM_APPLY_FOLD(" + id.name + ", " + id.index + ", " + p + ", " + e + ")\n";
-        add(first, id.name, code, launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
-            with_slots(head, {value_arg(dst, true), geom_arg(ew_geom(in, in, ws, bs)), geom_arg(norm_groups(in, st)),
-                              geom_arg(fg)}),
-            moved);
-        break;
       }
-      default: {  // reduce, logsumexp, softmax, log_softmax
-        const StageRowsGeom g = rows_geom(in, dims_mask(in.size(), st.dims));
-        folded_rows(first, st, g, pro, epi, tag, slots, fg, value_arg(dst, true), largest,
-                    bytes(in) + bytes(out) + operand_bytes);
-        break;
-      }
-    }
-    current_ = dst;
-  }
-
-  // The rows kernel(s) of a fold: one kernel (thread or block per row) with both sides, or, for
-  // few long rows, the split kernel with the prologue and the combine with the epilogue.
-  void folded_rows(int stage, const spec::Stage& st, StageRowsGeom g, const FoldSide& pro, const FoldSide& epi,
-                   const std::string& tag, const std::vector<StageArg>& slots, const StageFoldGeom& fg, StageArg dst,
-                   int64_t largest, double moved) {
-    const RowsMode mode = rows_mode(st);
-    largest = std::max(largest, std::max(g.rows * g.len, 2 * g.rows));
-    const auto args = [&](StageArg head, StageArg out, StageGeom geom) {
-      std::vector<StageArg> a{head};
-      a.insert(a.end(), slots.begin(), slots.end());
-      a.push_back(out);
-      a.push_back(geom_arg(geom));
-      a.push_back(geom_arg(fg));
-      return a;
-    };
-    const std::string& sides = tag;  // names both sides' ops
-    if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
-      g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
-      g.chunk_len = ceil_div(g.len, g.chunks);
-      g.chunks = ceil_div(g.len, g.chunk_len);
-      const int64_t per_chunk = mode.stats ? 3 : 1;
-      const int part = int(prog_.scratch_elems.size());
-      prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
-      const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
-      const KernelId split = kernel_id(std::string("ft_st_fold_rows_split_") + mode.name + "_" + sides, largest);
-      std::string code;
-      const std::string p = fold_functor(split.name + "_pro", pro, code);
-      code += "FT_DEFINE_STAGE_ROWS_SPLIT_FOLD(" + split.name + ", " + mode.macro + ", " + split.index + ", " + p + ")\n";
-      add(stage, split.name, code, launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
-          args(value_arg(current_), scratch_arg(part, true), g), moved + part_bytes);
-      const KernelId combine = kernel_id(std::string("ft_st_fold_rows_combine_") + mode.name + "_" + sides, largest);
-      std::string ccode;
-      if (mode.stats) {
-        // Statistics take no epilogue: the plain combine.
-        ccode = "FT_DEFINE_STAGE_ROWS_COMBINE(" + combine.name + ", " + mode.macro + ", " + combine.index + ")\n";
-        add(stage, combine.name, ccode, launch(grid_for(g.rows, kBlock), uint32_t(kBlock)),
-            {scratch_arg(part, false), dst, geom_arg(g)}, part_bytes);
-      } else {
-        const std::string e = fold_functor(combine.name + "_epi", epi, ccode);
-        ccode += "FT_DEFINE_STAGE_ROWS_COMBINE_FOLD(" + combine.name + ", " + mode.macro + ", " + combine.index + ", " + e + ")\n";
-        add(stage, combine.name, ccode, launch(grid_for(g.rows, kBlock), uint32_t(kBlock)),
-            args(scratch_arg(part, false), dst, g), part_bytes);
-      }
+      const std::string expr = op_expression(st.op, precision_);
+      const std::string comment = op_comment(st.op);
+      int64_t largest = std::max(spec::elems(in), spec::elems(out));
+      for (size_t j = 0; j < 2; ++j) largest = std::max(largest, present[j] ? spec::elems(shapes[j]) : 0);
+      const KernelId id = kernel_id("ft_st_op_" + hex16(fnv1a64(comment + "\n" + expr)), largest);
+      const std::string& name = id.name;
+      const std::string functor = name + "_fn";
+      const std::string code = "// " + comment + "\nstruct " + functor +
+                               " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
+                               "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n"
+                               "    return " + expr + ";\n  }\n};\nFT_DEFINE_STAGE_ELEMENTWISE(" + name + ", " +
+                               functor + ", " + id.index + ")\n";
+      const int dst = new_value(out);
+      args.push_back(value_arg(dst, true));
+      args.push_back(geom_arg(ew_geom(out, in, present[0] ? &shapes[0] : nullptr, present[1] ? &shapes[1] : nullptr)));
+      add(i, name, code, launch(grid_for(spec::elems(out), kBlock), uint32_t(kBlock)), std::move(args), moved);
+      current_ = dst;
       return;
     }
-    const bool block = g.len >= kBlockRowLen;
-    const KernelId id = kernel_id(std::string("ft_st_fold_rows_") + (block ? "block_" : "thread_") + mode.name + "_" + sides,
-                                  largest);
-    std::string code;
-    const std::string p = fold_functor(id.name + "_pro", pro, code);
-    const std::string e = fold_functor(id.name + "_epi", epi, code);
-    code += std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK_FOLD(" : "FT_DEFINE_STAGE_ROWS_THREAD_FOLD(") + id.name + ", " +
-            mode.macro + ", " + id.index + ", " + p + ", " + e + ")\n";
-    const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
-                                 : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
-    add(stage, id.name, code, l, args(value_arg(current_), dst, g), moved);
-  }
-
-  // Stages [first, last), elementwise ops of one shape, as one kernel: the ops applied in order to
-  // each element in registers, their tensor operands numbered across the run (chan[slot]).
-  void chain(int first, int last) {
-    const Shape& shape = shapes_[size_t(first)];
-    std::vector<StageArg> args{value_arg(current_)};
-    std::vector<Shape> operand_shapes;
-    double moved = 2 * bytes(shape);
-    int64_t largest = spec::elems(shape);
-    std::string comment, body;
-    for (int s = first; s < last; ++s) {
-      spec::Op local = general_.stages[size_t(s)].op;
-      for (auto& a : local.args) {
-        if (a.scalar()) continue;
-        auto [arg, ashape] = operand(a);
-        args.push_back(arg);
-        moved += bytes(ashape);
-        largest = std::max(largest, spec::elems(ashape));
-        a = spec::Operand{true, 0.0, int(operand_shapes.size())};
-        operand_shapes.push_back(ashape);
-      }
-      comment += (s > first ? " | " : "") + op_comment(general_.stages[size_t(s)].op);
-      body += "    v = " + render_op_expr(local, "v", ChanLayout{1, false}) + ";\n";
-    }
-    std::vector<const Shape*> present;
-    for (const Shape& a : operand_shapes) present.push_back(&a);
-    while (args.size() < size_t(1 + kStageChainOperands)) args.push_back(kind_arg(StageArgKind::null, -1));
-    const KernelId id = kernel_id("ft_st_chain_" + hex16(fnv1a64(comment + "\n" + body)), largest);
-    const std::string functor = id.name + "_fn";
-    const std::string code = "// " + comment + "\nstruct " + functor +
-                             " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
-                             "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n" +
-                             body + "    return v;\n  }\n};\nFT_DEFINE_STAGE_CHAIN(" + id.name + ", " + functor + ", " +
-                             id.index + ")\n";
-    const int dst = new_value(shape);
-    args.push_back(value_arg(dst, true));
-    args.push_back(geom_arg(chain_geom(shape, shape, present)));
-    add(first, id.name, code, launch(grid_for(spec::elems(shape), kBlock), uint32_t(kBlock)), std::move(args), moved);
-    current_ = dst;
-  }
-
-  static StagePoolGeom pool_geom(const spec::Stage& st, const Shape& in, const Shape& out) {
-    const auto nd = size_t(st.pool_dims);
-    StagePoolGeom g;
-    g.in = {1, 1, 1}, g.out = {1, 1, 1}, g.k = {1, 1, 1}, g.s = {1, 1, 1}, g.p = {0, 0, 0};
-    for (size_t j = 0; j < nd; ++j) {
-      const size_t t = 3 - nd + j;
-      g.in[t] = in[in.size() - nd + j];
-      g.out[t] = out[out.size() - nd + j];
-      g.k[t] = st.window[j], g.s[t] = st.stride[j], g.p[t] = st.pad[j];
-    }
-    g.total = spec::elems(out);
-    g.count_include_pad = st.count_include_pad ? 1 : 0;
-    return g;
-  }
-
-  int new_value(const Shape& s) {
-    prog_.value_shapes.push_back(s);
-    return int(prog_.value_shapes.size()) - 1;
-  }
-
-  // A kernel's name and index type: names end in the index width and the precision ("..._f32",
-  // "..._i64_f64"), so a name says everything its source depends on.
-  struct KernelId {
-    std::string name;
-    std::string index;  // the IDX argument of the FT_DEFINE_STAGE_* macros
-  };
-  KernelId kernel_id(const std::string& base, int64_t largest_buffer) const {
-    const bool i64 = largest_buffer >= kIndex64From;
-    return {base + (i64 ? "_i64_" : "_") + precision_suffix(precision_), i64 ? "long long" : "int"};
-  }
-
-  void add(int stage, const std::string& name, const std::string& code, LaunchConfig launch,
-           std::vector<StageArg> args, double moved) {
-    StageKernel k;
-    k.stage = stage;
-    k.name = name;
-    k.code = code;
-    k.source = module_source(precision_, name, {&k});
-    k.launch = launch;
-    k.args = std::move(args);
-    k.bytes = moved;
-    prog_.kernels.push_back(std::move(k));
-  }
-
-  static LaunchConfig launch(uint32_t grid, uint32_t block) {
-    LaunchConfig l;
-    l.grid = {grid, 1, 1};
-    l.block = {block, 1, 1};
-    return l;
-  }
-
-  // A tensor operand's buffer and shape.
-  std::pair<StageArg, Shape> operand(const spec::Operand& a) const {
-    const Shape shape = spec::operand_shape(general_, a, named_shapes_);
-    if (a.value_index >= 0) return {value_arg(prog_.named_values.at(size_t(a.value_index)), false, a.value_index), shape};
-    if (a.input_index >= 0) return {kind_arg(StageArgKind::input, a.input_index), shape};
-    return {kind_arg(StageArgKind::param, a.param_index), shape};
-  }
-
-  void stage(int i) {
-    const spec::Stage& st = general_.stages[size_t(i)];
-    const Shape& in = shapes_[size_t(i)];
-    const Shape& out = shapes_[size_t(i) + 1];
-    switch (st.kind) {
-      case StageKind::name: prog_.named_values.push_back(current_); return;
-      case StageKind::op: {
-        std::vector<StageArg> args{value_arg(current_)};
-        std::vector<Shape> shapes(2);
-        std::vector<bool> present(2, false);
-        double moved = bytes(in) + bytes(out);
-        if (st.op.args.size() > 2) throw InputError("stage kernels: an op with more than two operands");
-        for (size_t j = 0; j < 2; ++j) {
-          if (j < st.op.args.size() && !st.op.args[j].scalar()) {
-            auto [arg, shape] = operand(st.op.args[j]);
-            args.push_back(arg);
-            shapes[j] = shape;
-            present[j] = true;
-            moved += bytes(shape);
-          } else {
-            args.push_back(kind_arg(StageArgKind::null, -1));
-          }
-        }
-        const std::string expr = op_expression(st.op, precision_);
-        const std::string comment = op_comment(st.op);
-        int64_t largest = std::max(spec::elems(in), spec::elems(out));
-        for (size_t j = 0; j < 2; ++j) largest = std::max(largest, present[j] ? spec::elems(shapes[j]) : 0);
-        const KernelId id = kernel_id("ft_st_op_" + hex16(fnv1a64(comment + "\n" + expr)), largest);
-        const std::string& name = id.name;
-        const std::string functor = name + "_fn";
-        const std::string code = "// " + comment + "\nstruct " + functor +
-                                 " {\n  __device__ ft_st_t operator()(ft_st_t v, const ft_st_t* chan) const {\n"
-                                 "    const int k = 0;  // the operand slot's offset\n    (void)k;\n    (void)chan;\n"
-                                 "    return " + expr + ";\n  }\n};\nFT_DEFINE_STAGE_ELEMENTWISE(" + name + ", " +
-                                 functor + ", " + id.index + ")\n";
-        const int dst = new_value(out);
-        args.push_back(value_arg(dst, true));
-        args.push_back(geom_arg(ew_geom(out, in, present[0] ? &shapes[0] : nullptr, present[1] ? &shapes[1] : nullptr)));
-        add(i, name, code, launch(grid_for(spec::elems(out), kBlock), uint32_t(kBlock)), std::move(args), moved);
-        current_ = dst;
-        return;
-      }
-      case StageKind::reduce:
-      case StageKind::logsumexp:
-      case StageKind::softmax:
-      case StageKind::log_softmax: {
-        const StageRowsGeom g = rows_geom(in, dims_mask(in.size(), st.dims));
-        const int dst = new_value(out);
-        rows_kernel(i, st, g, value_arg(dst, true), bytes(in) + bytes(out));
-        current_ = dst;
-        return;
-      }
-      case StageKind::pool: {
-        const bool is_max = st.pool == spec::PoolKind::max;
-        const StagePoolGeom g = pool_geom(st, in, out);
-        const KernelId id = kernel_id(std::string("ft_st_pool_") + (is_max ? "max" : "avg"), spec::elems(in));
-        const std::string& name = id.name;
-        const int dst = new_value(out);
-        add(i, name, "FT_DEFINE_STAGE_POOL(" + name + ", " + (is_max ? "true" : "false") + ", " + id.index + ")\n",
-            launch(grid_for(g.total, kBlock), uint32_t(kBlock)), {value_arg(current_), value_arg(dst, true), geom_arg(g)},
-            bytes(in) + bytes(out));
-        current_ = dst;
-        return;
-      }
-      case StageKind::norm: {
-        const NormView v = norm_view(in, st);
-        const StageRowsGeom g = rows_geom(v.view, v.reduced, st.eps);
-        const int scratch = int(prog_.scratch_elems.size());
-        prog_.scratch_elems.push_back(2 * g.rows);
-        const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
-        rows_kernel(i, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);
-        // The apply kernel.
-        std::vector<StageArg> args{value_arg(current_), scratch_arg(scratch, false)};
-        double moved = 2 * bytes(in) + stats_bytes;
-        const Shape* ws = nullptr;
-        const Shape* bs = nullptr;
-        for (int p : {st.weight_param, st.bias_param}) {
-          if (st.affine && p >= 0) {
-            args.push_back(kind_arg(StageArgKind::param, p));
-            moved += bytes(prog_.param_shapes.at(size_t(p)));
-            (p == st.weight_param ? ws : bs) = &prog_.param_shapes.at(size_t(p));
-          } else {
-            args.push_back(kind_arg(StageArgKind::null, -1));
-          }
-        }
-        const int dst = new_value(out);
-        args.push_back(value_arg(dst, true));
-        // x and out are dense and alike: the apply reads x[i] itself; only w and b use strides.
-        args.push_back(geom_arg(ew_geom(in, in, ws, bs)));
-        args.push_back(geom_arg(norm_groups(in, st)));
-        int64_t largest = spec::elems(in);
-        for (const Shape* p : {ws, bs}) largest = std::max(largest, p ? spec::elems(*p) : 0);
-        const KernelId id = kernel_id("ft_st_norm_apply", largest);
-        const std::string& name = id.name;
-        add(i, name, "FT_DEFINE_STAGE_NORM_APPLY(" + name + ", " + id.index + ")\n", launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
-            std::move(args), moved);
-        current_ = dst;
-        return;
-      }
-    }
-  }
-
-  // A rows kernel reading the current value: thread per row or block per row by the row length;
-  // few long rows of a reduction or norm statistics split over several blocks (two kernels).
-  void rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved) {
-    const RowsMode mode = rows_mode(st);
-    if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
-      split_rows_kernels(i, mode, g, dst);
+    case StageKind::reduce:
+    case StageKind::logsumexp:
+    case StageKind::softmax:
+    case StageKind::log_softmax: {
+      const StageRowsGeom g = rows_geom(in, dims_mask(in.size(), st.dims));
+      const int dst = new_value(out);
+      rows_kernel(i, st, g, value_arg(dst, true), bytes(in) + bytes(out));
+      current_ = dst;
       return;
     }
-    const bool block = g.len >= kBlockRowLen;
-    const KernelId id = kernel_id(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + mode.name,
-                                  std::max(g.rows * g.len, 2 * g.rows));
-    const std::string& name = id.name;
-    const std::string code = std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK(" : "FT_DEFINE_STAGE_ROWS_THREAD(") + name +
-                             ", " + mode.macro + ", " + id.index + ")\n";
-    const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
-                                 : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
-    add(i, name, code, l, {value_arg(current_), dst, geom_arg(g)}, moved);
+    case StageKind::pool: {
+      const bool is_max = st.pool == spec::PoolKind::max;
+      const StagePoolGeom g = pool_geom(st, in, out);
+      const KernelId id = kernel_id(std::string("ft_st_pool_") + (is_max ? "max" : "avg"), spec::elems(in));
+      const std::string& name = id.name;
+      const int dst = new_value(out);
+      add(i, name, "FT_DEFINE_STAGE_POOL(" + name + ", " + (is_max ? "true" : "false") + ", " + id.index + ")\n",
+          launch(grid_for(g.total, kBlock), uint32_t(kBlock)), {value_arg(current_), value_arg(dst, true), geom_arg(g)},
+          bytes(in) + bytes(out));
+      current_ = dst;
+      return;
+    }
+    case StageKind::norm: {
+      const NormView v = norm_view(in, st);
+      const StageRowsGeom g = rows_geom(v.view, v.reduced, st.eps);
+      const int scratch = int(prog_.scratch_elems.size());
+      prog_.scratch_elems.push_back(2 * g.rows);
+      const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
+      rows_kernel(i, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);
+      // The apply kernel.
+      std::vector<StageArg> args{value_arg(current_), scratch_arg(scratch, false)};
+      double moved = 2 * bytes(in) + stats_bytes;
+      const Shape* ws = nullptr;
+      const Shape* bs = nullptr;
+      for (int p : {st.weight_param, st.bias_param}) {
+        if (st.affine && p >= 0) {
+          args.push_back(kind_arg(StageArgKind::param, p));
+          moved += bytes(prog_.param_shapes.at(size_t(p)));
+          (p == st.weight_param ? ws : bs) = &prog_.param_shapes.at(size_t(p));
+        } else {
+          args.push_back(kind_arg(StageArgKind::null, -1));
+        }
+      }
+      const int dst = new_value(out);
+      args.push_back(value_arg(dst, true));
+      // x and out are dense and alike: the apply reads x[i] itself; only w and b use strides.
+      args.push_back(geom_arg(ew_geom(in, in, ws, bs)));
+      args.push_back(geom_arg(norm_groups(in, st)));
+      int64_t largest = spec::elems(in);
+      for (const Shape* p : {ws, bs}) largest = std::max(largest, p ? spec::elems(*p) : 0);
+      const KernelId id = kernel_id("ft_st_norm_apply", largest);
+      const std::string& name = id.name;
+      add(i, name, "FT_DEFINE_STAGE_NORM_APPLY(" + name + ", " + id.index + ")\n", launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
+          std::move(args), moved);
+      current_ = dst;
+      return;
+    }
   }
+}
 
-  void split_rows_kernels(int i, const RowsMode& mode, StageRowsGeom g, StageArg dst) {
-    // About kSplitBlocks blocks in all, each chunk at least kSplitChunk long; recounted from the
-    // chunk length so that no chunk is empty.
-    g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
-    g.chunk_len = ceil_div(g.len, g.chunks);
-    g.chunks = ceil_div(g.len, g.chunk_len);
-    const bool stats = mode.stats;
-    const int64_t per_chunk = stats ? 3 : 1;
-    const int part = int(prog_.scratch_elems.size());
-    prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
-    const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
-    const double out_bytes = double((stats ? 2 : 1) * g.rows * prog_.elem_bytes);
-    const int64_t largest = g.rows * g.len;
-
-    const KernelId split = kernel_id(std::string("ft_st_rows_split_") + mode.name, largest);
-    add(i, split.name,
-        "FT_DEFINE_STAGE_ROWS_SPLIT(" + split.name + ", " + mode.macro + ", " + split.index + ")\n",
-        launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
-        {value_arg(current_), scratch_arg(part, true), geom_arg(g)}, double(largest * prog_.elem_bytes) + part_bytes);
-    const KernelId combine = kernel_id(std::string("ft_st_rows_combine_") + mode.name, largest);
-    add(i, combine.name,
-        "FT_DEFINE_STAGE_ROWS_COMBINE(" + combine.name + ", " + mode.macro + ", " + combine.index + ")\n",
-        launch(grid_for(g.rows, kBlock), uint32_t(kBlock)), {scratch_arg(part, false), dst, geom_arg(g)},
-        part_bytes + out_bytes);
+// A rows kernel reading the current value: thread per row or block per row by the row length;
+// few long rows of a reduction or norm statistics split over several blocks (two kernels).
+void Renderer::rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved) {
+  const RowsMode mode = rows_mode(st);
+  if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
+    split_rows_kernels(i, mode, g, dst);
+    return;
   }
+  const bool block = g.len >= kBlockRowLen;
+  const KernelId id = kernel_id(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + mode.name,
+                                std::max(g.rows * g.len, 2 * g.rows));
+  const std::string& name = id.name;
+  const std::string code = std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK(" : "FT_DEFINE_STAGE_ROWS_THREAD(") + name +
+                           ", " + mode.macro + ", " + id.index + ")\n";
+  const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
+                               : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
+  add(i, name, code, l, {value_arg(current_), dst, geom_arg(g)}, moved);
+}
 
-  StagePrecision precision_;
-  StageOptions options_;
-  spec::Problem general_;
-  std::vector<Shape> shapes_;
-  std::vector<Shape> named_shapes_;
-  StageProgram prog_;
-  int current_ = 0;
-};
+void Renderer::split_rows_kernels(int i, const RowsMode& mode, StageRowsGeom g, StageArg dst) {
+  // About kSplitBlocks blocks in all, each chunk at least kSplitChunk long; recounted from the
+  // chunk length so that no chunk is empty.
+  g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
+  g.chunk_len = ceil_div(g.len, g.chunks);
+  g.chunks = ceil_div(g.len, g.chunk_len);
+  const bool stats = mode.stats;
+  const int64_t per_chunk = stats ? 3 : 1;
+  const int part = int(prog_.scratch_elems.size());
+  prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
+  const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
+  const double out_bytes = double((stats ? 2 : 1) * g.rows * prog_.elem_bytes);
+  const int64_t largest = g.rows * g.len;
 
-}  // namespace
+  const KernelId split = kernel_id(std::string("ft_st_rows_split_") + mode.name, largest);
+  add(i, split.name,
+      "FT_DEFINE_STAGE_ROWS_SPLIT(" + split.name + ", " + mode.macro + ", " + split.index + ")\n",
+      launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
+      {value_arg(current_), scratch_arg(part, true), geom_arg(g)}, double(largest * prog_.elem_bytes) + part_bytes);
+  const KernelId combine = kernel_id(std::string("ft_st_rows_combine_") + mode.name, largest);
+  add(i, combine.name,
+      "FT_DEFINE_STAGE_ROWS_COMBINE(" + combine.name + ", " + mode.macro + ", " + combine.index + ")\n",
+      launch(grid_for(g.rows, kBlock), uint32_t(kBlock)), {scratch_arg(part, false), dst, geom_arg(g)},
+      part_bytes + out_bytes);
+}
+
+}  // namespace stage_detail
+
+using spec::Shape;
+using spec::StageKind;
+using stage_detail::module_source;
+using stage_detail::Renderer;
 
 GeneralEpilogue general_epilogue(const spec::Problem& problem) {
   if (!problem.stages.empty()) return {problem.stages, problem.param_shapes};
