@@ -96,6 +96,31 @@ TEST(VariantRecord, OtherFormatsAndBrokenRecordsAreRefusedByName) {
   EXPECT_THROW((void)variant_from_json(cand), InputError);
 }
 
+// Integer fields given floats out of every integer's range, negatives where sizes go, or the wrong
+// count are refused by name (a float such as 1e118 read as an integer was undefined behaviour:
+// the dump fuzzer's find of 2026-12-07).
+TEST(VariantRecord, IntegerFieldsMustBeIntegersInRange) {
+  const Variant v = first(testing::preset31(), "epilogue.nchw.b256.v4.e2");
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& spoil, const char* what) {
+    nlohmann::json j = to_json(v);
+    spoil(j);
+    try {
+      (void)variant_from_json(j);
+      ADD_FAILURE() << what << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused([](nlohmann::json& j) { j["buffers"][0]["dims"][0][1] = 1.33333e118; }, "a dim is not an integer");
+  refused([](nlohmann::json& j) { j["buffers"][0]["dims"][0][1] = 2.0; }, "a dim is not an integer");
+  refused([](nlohmann::json& j) { j["plan"][1]["smem"] = -1; }, "smem -1 is out of range");
+  refused([](nlohmann::json& j) { j["plan"][1]["smem"] = uint64_t(1) << 40; }, "smem 1099511627776 is out of range");
+  refused([](nlohmann::json& j) { j["plan"][1]["grid"] = nlohmann::json::array({1, 2}); }, "a grid is not an array of 3");
+  refused([](nlohmann::json& j) { j["plan"][1]["writes"][0] = -3; }, "a written argument -3 is out of range");
+  refused([](nlohmann::json& j) { j["params"][0][1] = 1e300; }, "a parameter is not an integer");
+  refused([](nlohmann::json& j) { j["format"] = 1e300; }, "format is not an integer");
+}
+
 // A plan from a database or a dump is untrusted: each fault names itself.
 TEST(VariantRecord, CheckRefusesUnsoundPlans) {
   const spec::Problem p = testing::preset31();

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
 #include "common/error.hpp"
 #include "common/terminal_text.hpp"
 #include "spec/main_parser.hpp"
@@ -10,6 +15,27 @@
 namespace fusetune::codegen {
 
 namespace {
+
+// An integer field of a record that may come from anyone (an imported dump): a JSON integer that
+// T holds, else InputError. nlohmann's own get<T>() of a float such as 1e300 is undefined
+// behaviour (the fuzzer found one in a buffer's dims, 2026-12-07).
+template <typename T>
+T int_field(const nlohmann::json& v, std::string_view what) {
+  if (!v.is_number_integer()) throw InputError(fmt::format("variant: {} is not an integer", what));
+  using L = std::numeric_limits<T>;
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(L::max())
+                                           : v.get<int64_t>() >= int64_t(L::min()) &&
+                                                 (v.get<int64_t>() < 0 || uint64_t(v.get<int64_t>()) <= uint64_t(L::max()));
+  if (!fits) throw InputError(fmt::format("variant: {} {} is out of range", what, v.dump()));
+  return v.is_number_unsigned() ? T(v.get<uint64_t>()) : T(v.get<int64_t>());
+}
+template <typename T, size_t N>
+std::array<T, N> int_array(const nlohmann::json& v, std::string_view what) {
+  if (!v.is_array() || v.size() != N) throw InputError(fmt::format("variant: {} is not an array of {}", what, N));
+  std::array<T, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = int_field<T>(v.at(i), what);
+  return out;
+}
 
 std::string layout_str(spec::Layout l) { return std::string(spec::layout_name(l)); }
 
@@ -75,9 +101,9 @@ Buffer buffer_from_json(const nlohmann::json& j) {
   const auto layout = tensor_layout_from_name(j.at("layout").get<std::string>());
   if (!layout) throw InputError(fmt::format("variant: buffer '{}' has an unknown layout", b.name));
   b.layout = *layout;
-  for (const auto& d : j.at("dims")) b.dims.emplace_back(d.at(0).get<std::string>(), d.at(1).get<int64_t>());
+  for (const auto& d : j.at("dims")) b.dims.emplace_back(d.at(0).get<std::string>(), int_field<int64_t>(d.at(1), "a dim"));
   b.what = j.value("what", "");
-  b.index = j.value("index", -1);
+  b.index = j.contains("index") ? int_field<int>(j.at("index"), "a buffer's index") : -1;
   return b;
 }
 
@@ -187,24 +213,24 @@ Step step_from_json(const Variant& v, const nlohmann::json& j) {
   if (kind == "kernel") {
     KernelStep k;
     k.name = j.at("kernel").get<std::string>();
-    k.launch.grid = j.at("grid").get<std::array<uint32_t, 3>>();
-    k.launch.block = j.at("block").get<std::array<uint32_t, 3>>();
-    k.launch.smem_bytes = j.at("smem").get<uint32_t>();
+    k.launch.grid = int_array<uint32_t, 3>(j.at("grid"), "a grid");
+    k.launch.block = int_array<uint32_t, 3>(j.at("block"), "a block");
+    k.launch.smem_bytes = int_field<uint32_t>(j.at("smem"), "smem");
     for (const auto& a : j.at("args")) {
       if (a.is_string()) k.args.emplace_back(ref(a));
       else if (a.is_null()) k.args.emplace_back(NullArg{});
       else k.args.emplace_back(value_arg_from(v, a));
     }
-    k.writes = j.at("writes").get<std::vector<size_t>>();
+    for (const auto& w : j.at("writes")) k.writes.push_back(int_field<size_t>(w, "a written argument"));
     return Step{k, timed};
   }
   if (kind == "gemm") {
     GemmStep g;
     g.linear = j.at("linear").get<bool>();
-    g.gemm.batch = j.at("batch").get<int64_t>();
-    g.gemm.m = j.at("m").get<int64_t>();
-    g.gemm.k = j.at("k").get<int64_t>();
-    g.gemm.n = j.at("n").get<int64_t>();
+    g.gemm.batch = int_field<int64_t>(j.at("batch"), "batch");
+    g.gemm.m = int_field<int64_t>(j.at("m"), "m");
+    g.gemm.k = int_field<int64_t>(j.at("k"), "k");
+    g.gemm.n = int_field<int64_t>(j.at("n"), "n");
     g.gemm.trans_a = j.at("trans_a").get<bool>();
     g.gemm.trans_b = j.at("trans_b").get<bool>();
     g.gemm.bias = j.at("has_bias").get<bool>();
@@ -218,7 +244,7 @@ Step step_from_json(const Variant& v, const nlohmann::json& j) {
       if (!a) throw InputError(fmt::format("variant: a GEMM step's activation '{}' is not none, relu or gelu_tanh", text::excerpt(text, 40)));
       g.activation = *a;
     }
-    if (j.contains("algo")) g.algo = j.at("algo").get<int>();
+    if (j.contains("algo")) g.algo = int_field<int>(j.at("algo"), "algo");
     return Step{g, timed};
   }
   if (kind == "conv_nd") {
@@ -273,7 +299,7 @@ Variant variant_from_json(const nlohmann::json& j) {
   try {
     // Format 1 (fusetune before 2026-12) named buffers by convention, with no table: its
     // plans cannot be run or exported by this version. Such records stay in the database.
-    const int format = j.is_object() ? j.value("format", 1) : 0;
+    const int format = !j.is_object() ? 0 : j.contains("format") ? int_field<int>(j.at("format"), "format") : 1;
     if (format != kVariantFormat)
       throw InputError(fmt::format("variant format {} was written by another fusetune version (this one reads {}); "
                                    "re-tune the problem",
@@ -284,7 +310,8 @@ Variant variant_from_json(const nlohmann::json& j) {
     v.candidate = *candidate;
     v.design = j.at("design").get<std::string>();
     v.name = j.at("name").get<std::string>();
-    for (const auto& p : j.at("params")) v.params.emplace_back(p.at(0).get<std::string>(), p.at(1).get<int64_t>());
+    for (const auto& p : j.at("params"))
+      v.params.emplace_back(p.at(0).get<std::string>(), int_field<int64_t>(p.at(1), "a parameter"));
     v.source = j.at("source").get<std::string>();
     for (const auto& b : j.at("buffers")) v.buffers.push_back(buffer_from_json(b));
     for (const auto& s : j.at("plan")) v.plan.push_back(step_from_json(v, s));
