@@ -332,14 +332,8 @@ TEST(ModelPlans, CublasLtFusedPlans) {
                             (e.stages[0].op.kind == spec::OpKind::relu || e.stages[0].op.kind == spec::OpKind::gelu_tanh);
     with_activation += first_relu;
     ASSERT_EQ(vs.size(), first_relu ? 7u : 3u);
-    spec::Problem rest = c.problem;
-    if (first_relu) {
-      rest.pre.clear();
-      rest.reduce.reset();
-      rest.post.clear();
-      rest.stages.assign(e.stages.begin() + 1, e.stages.end());
-      rest.param_shapes = e.param_shapes;
-    }
+    spec::Problem rest = general_form(c.problem);
+    if (first_relu) rest.stages.erase(rest.stages.begin());
     const StageOptions fuse{.fuse_elementwise = true};
     for (size_t i = 0; i < vs.size(); ++i) {
       const Variant& v = vs[i];

@@ -201,9 +201,9 @@ Variant stages_variant(const spec::Problem& p, const StageProgram& prog, Candida
 }
 
 // cuBLASLt's epilogue for a first op it has (after the bias, before the store), else none.
-std::optional<GemmActivation> lt_activation(const GeneralEpilogue& e) {
-  if (e.stages.empty() || e.stages.front().kind != spec::StageKind::op) return std::nullopt;
-  switch (e.stages.front().op.kind) {
+std::optional<GemmActivation> lt_activation(const std::vector<spec::Stage>& stages) {
+  if (stages.empty() || stages.front().kind != spec::StageKind::op) return std::nullopt;
+  switch (stages.front().op.kind) {
     case spec::OpKind::relu: return GemmActivation::relu;
     case spec::OpKind::gelu_tanh: return GemmActivation::gelu_tanh;  // cuBLASLt's GELU is the tanh form
     default: return std::nullopt;
@@ -237,14 +237,9 @@ std::vector<Variant> generate_cublaslt_fused(const spec::Problem& problem) {
   // The first op in cuBLASLt's epilogue: the stages of the problem without it. Safe to drop: the
   // op reads the main output alone, and no later stage can name that value (only a `name` stage
   // defines one, and it would come first).
-  const GeneralEpilogue epilogue = general_epilogue(problem);
-  if (const std::optional<GemmActivation> act = lt_activation(epilogue)) {
-    spec::Problem rest = problem;  // in the general form (a chain's ops as stages), less the first
-    rest.pre.clear();
-    rest.reduce.reset();
-    rest.post.clear();
-    rest.stages.assign(epilogue.stages.begin() + 1, epilogue.stages.end());
-    rest.param_shapes = epilogue.param_shapes;
+  spec::Problem rest = general_form(problem);  // a chain's ops as stages; less the first below
+  if (const std::optional<GemmActivation> act = lt_activation(rest.stages)) {
+    rest.stages.erase(rest.stages.begin());
     const StageProgram after = render_stage_program(rest, StagePrecision::fp32, fuse);
     for (int a = 0; a <= 3; ++a) {
       const std::string name = fmt::format("cublaslt-fused.{}.a{}", gemm_activation_name(*act), a);

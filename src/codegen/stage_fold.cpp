@@ -116,42 +116,28 @@ void Renderer::fold(int first, int anchor, int last) {
       break;
     }
     case StageKind::norm: {
-      const NormView v = norm_view(in, st);
-      const StageRowsGeom g = rows_geom(v.view, v.reduced, st.eps);
-      const int scratch = int(prog_.scratch_elems.size());
-      prog_.scratch_elems.push_back(2 * g.rows);
-      const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
+      const NormStats stats = norm_stats(st, in);
       // The statistics kernel(s): the prologue only (its own functor name, the epilogue's
       // operands unread).
-      const FoldSide none;
       if (pro.body.empty()) {
-        rows_kernel(first, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);  // as unfused's
+        rows_kernel(first, st, stats.g, scratch_arg(stats.scratch, true), bytes(in) + stats.bytes);  // as unfused's
       } else {
-        folded_rows(first, st, g, pro, none, tag, slots, fg, scratch_arg(scratch, true), largest,
-                    bytes(in) + stats_bytes + (operand_bytes - epi_bytes));
+        folded_rows(first, st, stats.g, pro, FoldSide{}, tag, slots, fg, scratch_arg(stats.scratch, true), largest,
+                    bytes(in) + stats.bytes + (operand_bytes - epi_bytes));
       }
-      std::vector<StageArg> head{value_arg(current_), scratch_arg(scratch, false)};
-      double moved = 2 * bytes(in) + stats_bytes + operand_bytes;
-      const Shape* ws = nullptr;
-      const Shape* bs = nullptr;
-      for (int pi : {st.weight_param, st.bias_param}) {
-        if (st.affine && pi >= 0) {
-          head.push_back(kind_arg(StageArgKind::param, pi));
-          moved += bytes(prog_.param_shapes.at(size_t(pi)));
-          (pi == st.weight_param ? ws : bs) = &prog_.param_shapes.at(size_t(pi));
-          largest = std::max(largest, spec::elems(prog_.param_shapes.at(size_t(pi))));
-        } else {
-          head.push_back(kind_arg(StageArgKind::null, -1));
-        }
-      }
+      const Affine aff = affine(st);
+      std::vector<StageArg> head{value_arg(current_), scratch_arg(stats.scratch, false)};
+      head.insert(head.end(), aff.args.begin(), aff.args.end());
+      const double moved = 2 * bytes(in) + stats.bytes + operand_bytes + aff.bytes;
+      for (const Shape* p : {aff.w, aff.b}) largest = std::max(largest, p ? spec::elems(*p) : 0);
       const KernelId id = kernel_id("ft_st_fold_norm_apply_" + tag, largest);
       std::string code;
       const std::string p = fold_functor(id.name + "_pro", pro, code);
       const std::string e = fold_functor(id.name + "_epi", epi, code);
       code += "FT_DEFINE_STAGE_NORM_APPLY_FOLD(" + id.name + ", " + id.index + ", " + p + ", " + e + ")\n";
       add(first, id.name, code, launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
-          with_slots(head, {value_arg(dst, true), geom_arg(ew_geom(in, in, ws, bs)), geom_arg(norm_groups(in, st)),
-                            geom_arg(fg)}),
+          with_slots(head, {value_arg(dst, true), geom_arg(ew_geom(in, in, aff.w, aff.b)),
+                            geom_arg(norm_groups(in, st)), geom_arg(fg)}),
           moved);
       break;
     }
@@ -180,22 +166,18 @@ void Renderer::folded_rows(int stage, const spec::Stage& st, StageRowsGeom g, co
     a.push_back(geom_arg(fg));
     return a;
   };
-  const std::string& sides = tag;  // names both sides' ops
-  if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
-    g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
-    g.chunk_len = ceil_div(g.len, g.chunks);
-    g.chunks = ceil_div(g.len, g.chunk_len);
-    const int64_t per_chunk = mode.stats ? 3 : 1;
-    const int part = int(prog_.scratch_elems.size());
-    prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
-    const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
-    const KernelId split = kernel_id(std::string("ft_st_fold_rows_split_") + mode.name + "_" + sides, largest);
+  if (splits(mode, g)) {
+    const Split sp = split(mode, g);
+    g = sp.g;
+    const int part = sp.part;
+    const double part_bytes = sp.part_bytes;
+    const KernelId split = kernel_id(std::string("ft_st_fold_rows_split_") + mode.name + "_" + tag, largest);
     std::string code;
     const std::string p = fold_functor(split.name + "_pro", pro, code);
     code += "FT_DEFINE_STAGE_ROWS_SPLIT_FOLD(" + split.name + ", " + mode.macro + ", " + split.index + ", " + p + ")\n";
     add(stage, split.name, code, launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
         args(value_arg(current_), scratch_arg(part, true), g), moved + part_bytes);
-    const KernelId combine = kernel_id(std::string("ft_st_fold_rows_combine_") + mode.name + "_" + sides, largest);
+    const KernelId combine = kernel_id(std::string("ft_st_fold_rows_combine_") + mode.name + "_" + tag, largest);
     std::string ccode;
     if (mode.stats) {
       // Statistics take no epilogue: the plain combine.
@@ -211,16 +193,15 @@ void Renderer::folded_rows(int stage, const spec::Stage& st, StageRowsGeom g, co
     }
     return;
   }
-  const bool block = g.len >= kBlockRowLen;
-  const KernelId id = kernel_id(std::string("ft_st_fold_rows_") + (block ? "block_" : "thread_") + mode.name + "_" + sides,
+  const bool block = block_rows(g);
+  const KernelId id = kernel_id(std::string("ft_st_fold_rows_") + (block ? "block_" : "thread_") + mode.name + "_" + tag,
                                 largest);
   std::string code;
   const std::string p = fold_functor(id.name + "_pro", pro, code);
   const std::string e = fold_functor(id.name + "_epi", epi, code);
   code += std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK_FOLD(" : "FT_DEFINE_STAGE_ROWS_THREAD_FOLD(") + id.name + ", " +
           mode.macro + ", " + id.index + ", " + p + ", " + e + ")\n";
-  const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
-                               : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
+  const LaunchConfig l = rows_launch(g);
   add(stage, id.name, code, l, args(value_arg(current_), dst, g), moved);
 }
 

@@ -2,8 +2,9 @@
 // The renderer behind render_stage_program (stage_source.hpp): a problem's general-form stages
 // walked in order, each becoming kernels of the program. Its work is split by job:
 // stage_source.cpp renders one kernel per stage (as eager runs them) and the runs of elementwise
-// ops as one kernel of their own; stage_fold.cpp folds such runs into the rows, pooling and norm
-// kernels next to them (`epilogue.stages`). Internal to those two files.
+// ops as one kernel of their own; stage_rows.cpp the rows kernels (reductions, norm statistics)
+// and a norm's shared pieces; stage_fold.cpp folds the runs into the rows, pooling and norm
+// kernels next to them (`epilogue.stages`). Internal to those three files.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -117,7 +118,39 @@ class Renderer {
   // few long rows of a reduction or norm statistics split over several blocks (two kernels).
   void rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved);
 
-  void split_rows_kernels(int i, const RowsMode& mode, StageRowsGeom g, StageArg dst);
+  // Few long rows of a reduction or norm statistics run split: a block per chunk writes partials,
+  // then a thread per row folds them (unfused and folded kernels alike).
+  static bool splits(const RowsMode& mode, const StageRowsGeom& g);
+  // The split's geometry (about kSplitBlocks blocks, chunks at least kSplitChunk long, none empty)
+  // and its partials' scratch buffer.
+  struct Split {
+    StageRowsGeom g;
+    int part = -1;  // the partials' scratch buffer
+    double part_bytes = 0;
+  };
+  Split split(const RowsMode& mode, StageRowsGeom g);
+  // Thread per row, or block per row for rows of kBlockRowLen or more.
+  static bool block_rows(const StageRowsGeom& g) { return g.len >= kBlockRowLen; }
+  static LaunchConfig rows_launch(const StageRowsGeom& g);
+
+  // A norm's statistics: their rows over `in` and their scratch buffer (mean, rstd per row).
+  struct NormStats {
+    StageRowsGeom g;
+    int scratch = -1;
+    double bytes = 0;  // the scratch's
+  };
+  NormStats norm_stats(const spec::Stage& st, const Shape& in);
+  // The apply kernel's affine arguments (the weight's and bias's buffers, or nulls), their shapes
+  // (nullptr when absent) and bytes.
+  struct Affine {
+    std::vector<StageArg> args;
+    const Shape* w = nullptr;
+    const Shape* b = nullptr;
+    double bytes = 0;
+  };
+  Affine affine(const spec::Stage& st) const;
+
+  void split_rows_kernels(int i, const RowsMode& mode, const StageRowsGeom& rows, StageArg dst);
 
   StagePrecision precision_;
 

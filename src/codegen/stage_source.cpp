@@ -20,14 +20,7 @@ Renderer::Renderer(const spec::Problem& problem, StagePrecision precision, Stage
     : precision_(precision), options_(options) {
   if (options.fuse_elementwise && precision != StagePrecision::fp32)
     throw InputError("stage kernels: fused elementwise runs are rendered in fp32 only");
-  const GeneralEpilogue general = general_epilogue(problem);
-  general_ = problem;
-  general_.pre.clear();
-  general_.post.clear();
-  general_.reduce.reset();
-  general_.stages = general.stages;
-  general_.param_shapes = general.param_shapes;
-  general_.num_params = int(general.param_shapes.size());
+  general_ = general_form(problem);
   shapes_ = spec::epilogue_shapes(general_, &named_shapes_);
   for (const Shape& s : shapes_) {
     if (s.size() > size_t(kStageMaxRank)) {
@@ -37,8 +30,8 @@ Renderer::Renderer(const spec::Problem& problem, StagePrecision precision, Stage
   }
   prog_.precision = precision;
   prog_.elem_bytes = precision == StagePrecision::fp32 ? 4 : 8;
-  prog_.stages = general.stages;
-  prog_.param_shapes = general.param_shapes;
+  prog_.stages = general_.stages;
+  prog_.param_shapes = general_.param_shapes;
   prog_.value_shapes = {shapes_[0]};
 }
 
@@ -243,33 +236,20 @@ void Renderer::stage(int i) {
       return;
     }
     case StageKind::norm: {
-      const NormView v = norm_view(in, st);
-      const StageRowsGeom g = rows_geom(v.view, v.reduced, st.eps);
-      const int scratch = int(prog_.scratch_elems.size());
-      prog_.scratch_elems.push_back(2 * g.rows);
-      const double stats_bytes = double(2 * g.rows * prog_.elem_bytes);
-      rows_kernel(i, st, g, scratch_arg(scratch, true), bytes(in) + stats_bytes);
+      const NormStats stats = norm_stats(st, in);
+      rows_kernel(i, st, stats.g, scratch_arg(stats.scratch, true), bytes(in) + stats.bytes);
       // The apply kernel.
-      std::vector<StageArg> args{value_arg(current_), scratch_arg(scratch, false)};
-      double moved = 2 * bytes(in) + stats_bytes;
-      const Shape* ws = nullptr;
-      const Shape* bs = nullptr;
-      for (int p : {st.weight_param, st.bias_param}) {
-        if (st.affine && p >= 0) {
-          args.push_back(kind_arg(StageArgKind::param, p));
-          moved += bytes(prog_.param_shapes.at(size_t(p)));
-          (p == st.weight_param ? ws : bs) = &prog_.param_shapes.at(size_t(p));
-        } else {
-          args.push_back(kind_arg(StageArgKind::null, -1));
-        }
-      }
+      const Affine aff = affine(st);
+      std::vector<StageArg> args{value_arg(current_), scratch_arg(stats.scratch, false)};
+      args.insert(args.end(), aff.args.begin(), aff.args.end());
+      const double moved = 2 * bytes(in) + stats.bytes + aff.bytes;
       const int dst = new_value(out);
       args.push_back(value_arg(dst, true));
       // x and out are dense and alike: the apply reads x[i] itself; only w and b use strides.
-      args.push_back(geom_arg(ew_geom(in, in, ws, bs)));
+      args.push_back(geom_arg(ew_geom(in, in, aff.w, aff.b)));
       args.push_back(geom_arg(norm_groups(in, st)));
       int64_t largest = spec::elems(in);
-      for (const Shape* p : {ws, bs}) largest = std::max(largest, p ? spec::elems(*p) : 0);
+      for (const Shape* p : {aff.w, aff.b}) largest = std::max(largest, p ? spec::elems(*p) : 0);
       const KernelId id = kernel_id("ft_st_norm_apply", largest);
       const std::string& name = id.name;
       add(i, name, "FT_DEFINE_STAGE_NORM_APPLY(" + name + ", " + id.index + ")\n", launch(grid_for(spec::elems(in), kBlock), uint32_t(kBlock)),
@@ -278,51 +258,6 @@ void Renderer::stage(int i) {
       return;
     }
   }
-}
-
-// A rows kernel reading the current value: thread per row or block per row by the row length;
-// few long rows of a reduction or norm statistics split over several blocks (two kernels).
-void Renderer::rows_kernel(int i, const spec::Stage& st, const StageRowsGeom& g, StageArg dst, double moved) {
-  const RowsMode mode = rows_mode(st);
-  if (mode.splits && g.rows < kSplitRows && g.len >= kSplitLen) {
-    split_rows_kernels(i, mode, g, dst);
-    return;
-  }
-  const bool block = g.len >= kBlockRowLen;
-  const KernelId id = kernel_id(std::string("ft_st_rows_") + (block ? "block_" : "thread_") + mode.name,
-                                std::max(g.rows * g.len, 2 * g.rows));
-  const std::string& name = id.name;
-  const std::string code = std::string(block ? "FT_DEFINE_STAGE_ROWS_BLOCK(" : "FT_DEFINE_STAGE_ROWS_THREAD(") + name +
-                           ", " + mode.macro + ", " + id.index + ")\n";
-  const LaunchConfig l = block ? launch(uint32_t(std::min(g.rows, kMaxGrid)), uint32_t(kRowBlock))
-                               : launch(grid_for(g.rows, kBlock), uint32_t(kBlock));
-  add(i, name, code, l, {value_arg(current_), dst, geom_arg(g)}, moved);
-}
-
-void Renderer::split_rows_kernels(int i, const RowsMode& mode, StageRowsGeom g, StageArg dst) {
-  // About kSplitBlocks blocks in all, each chunk at least kSplitChunk long; recounted from the
-  // chunk length so that no chunk is empty.
-  g.chunks = std::min(ceil_div(g.len, kSplitChunk), ceil_div(kSplitBlocks, g.rows));
-  g.chunk_len = ceil_div(g.len, g.chunks);
-  g.chunks = ceil_div(g.len, g.chunk_len);
-  const bool stats = mode.stats;
-  const int64_t per_chunk = stats ? 3 : 1;
-  const int part = int(prog_.scratch_elems.size());
-  prog_.scratch_elems.push_back(g.rows * g.chunks * per_chunk);
-  const double part_bytes = double(g.rows * g.chunks * per_chunk * prog_.elem_bytes);
-  const double out_bytes = double((stats ? 2 : 1) * g.rows * prog_.elem_bytes);
-  const int64_t largest = g.rows * g.len;
-
-  const KernelId split = kernel_id(std::string("ft_st_rows_split_") + mode.name, largest);
-  add(i, split.name,
-      "FT_DEFINE_STAGE_ROWS_SPLIT(" + split.name + ", " + mode.macro + ", " + split.index + ")\n",
-      launch(uint32_t(std::min(g.rows * g.chunks, kMaxGrid)), uint32_t(kRowBlock)),
-      {value_arg(current_), scratch_arg(part, true), geom_arg(g)}, double(largest * prog_.elem_bytes) + part_bytes);
-  const KernelId combine = kernel_id(std::string("ft_st_rows_combine_") + mode.name, largest);
-  add(i, combine.name,
-      "FT_DEFINE_STAGE_ROWS_COMBINE(" + combine.name + ", " + mode.macro + ", " + combine.index + ")\n",
-      launch(grid_for(g.rows, kBlock), uint32_t(kBlock)), {scratch_arg(part, false), dst, geom_arg(g)},
-      part_bytes + out_bytes);
 }
 
 }  // namespace stage_detail
@@ -356,6 +291,18 @@ GeneralEpilogue general_epilogue(const spec::Problem& problem) {
   }
   for (const spec::Op& op : problem.post) g.stages.push_back(op_stage(op));
   return g;
+}
+
+spec::Problem general_form(const spec::Problem& problem) {
+  GeneralEpilogue general = general_epilogue(problem);
+  spec::Problem p = problem;
+  p.pre.clear();
+  p.post.clear();
+  p.reduce.reset();
+  p.stages = std::move(general.stages);
+  p.param_shapes = std::move(general.param_shapes);
+  p.num_params = int(p.param_shapes.size());
+  return p;
 }
 
 StageProgram render_stage_program(const spec::Problem& problem, StagePrecision precision, StageOptions options) {

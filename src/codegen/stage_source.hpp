@@ -136,5 +136,8 @@ struct GeneralEpilogue {
   std::vector<spec::Shape> param_shapes;
 };
 [[nodiscard]] GeneralEpilogue general_epilogue(const spec::Problem& problem);
+// The problem itself in the general form: general_epilogue's stages and parameter shapes, no
+// chain-form parts.
+[[nodiscard]] spec::Problem general_form(const spec::Problem& problem);
 
 }  // namespace fusetune::codegen
