@@ -3,6 +3,7 @@
 // the CPU twin (src/reference/bounds.cpp compare_bounded) runs too, so a verdict does not depend
 // on where it was computed:
 //   use_bounds 0 (fp32): |out - ref| <= 1e-4 + 1e-4*|ref|;
+//   use_bounds 2 (fp32 with the reference's fp32 variances): + 6 sqrt(var[i]);
 //   use_bounds 1 (tf32): |out - ref| <= bound[i]; an infinite bound leaves the element unchecked.
 // Both: NaN in both matches, NaN on one side is a mismatch, equal values (infinities too) match.
 // Figures: max_abs over elements not NaN in both (infinite when one side is infinite), max_rel

@@ -5,11 +5,12 @@
 // the defaults below only let the template compile on its own.
 //
 // Two kernels on one body:
-//   ft_ref_conv         y only (the fp32 rule);
+//   ft_ref_conv         y only (the main operator of a problem whose answer needs no bounds);
 //   ft_ref_conv_bounds  (FT_REF_BOUNDS 1) also A = sum |x w| and B = sum (x w)^2 in double next to
 //                       y, folded at the end into the TF32 rule's E0 and V0 (ref_bounds.cuh
-//                       ft_bound_conv, ft_var_conv), stored as floats rounded up: A and B never
-//                       reach memory, so the bounds cost 8 bytes per output, not 16.
+//                       ft_bound_conv, ft_var_conv; under FT_REF_STRICT the fp32 rule's V0,
+//                       ft_var_dot_fp32), stored as floats rounded up: A and B never reach
+//                       memory, so the bounds cost 8 bytes per output, not 16.
 //
 // Work split: a block owns FT_REF_THREADS consecutive output pixels (p,q) of one image n and
 // FT_REF_KT consecutive output channels; each thread accumulates FT_REF_KT outputs of its
@@ -37,6 +38,9 @@
 #define FT_PAD_W 0
 #define FT_DIL_H 1
 #define FT_DIL_W 1
+#endif
+#ifndef FT_REF_STRICT
+#define FT_REF_STRICT 0  // V0 of the fp32 rule (1) or the TF32 rule (0): the renderer sets it per math mode
 #endif
 #ifndef FT_REF_BOUNDS
 #define FT_REF_BOUNDS 1  // also compile ft_ref_conv_bounds (the renderer sets it per math mode)
@@ -148,7 +152,7 @@ __device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, co
 #if FT_REF_BOUNDS
       if constexpr (kBounds) {
         bound[out0 + kk * FT_PQ] = ft_bound_store(ft_bound_conv(acc_a[kk], acc[kk], (double)FT_CRS));
-        var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_conv(acc[kk], acc_b[kk], (double)FT_CRS));
+        var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_main(acc[kk], acc_b[kk], (double)FT_CRS, FT_REF_STRICT));
       }
 #endif
     }
@@ -161,7 +165,7 @@ ft_ref_conv(const float* __restrict__ x, const float* __restrict__ w, double* __
 }
 
 #if FT_REF_BOUNDS
-// y, and the TF32 rule's E0 (bound) and V0 (var) per output, as floats rounded up.
+// y, and the rule's E0 (bound) and V0 (var) per output, as floats rounded up.
 extern "C" __global__ void __launch_bounds__(FT_REF_THREADS)
 ft_ref_conv_bounds(const float* __restrict__ x, const float* __restrict__ w, double* __restrict__ y,
                    float* __restrict__ bound, float* __restrict__ var) {

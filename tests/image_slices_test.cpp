@@ -110,7 +110,8 @@ Data make_data(uint64_t count, uint64_t bad_from, uint32_t seed) {
 // The per-slice sums merged, as the worker's ReferenceCheck::compare_sliced merges them.
 GpuErrorStats sliced(const Data& d, int64_t n, int64_t per_slice, MathMode math, double kappa) {
   const uint64_t per_image = d.ref.size() / uint64_t(n);
-  const bool b = math == MathMode::tf32;
+  // As GpuReference::compare_sums: the TF32 rule (1) or the fp32 rule with the variances (2).
+  const int mode = math == MathMode::tf32 ? 1 : 2;
   ft_compare_acc total = ft_compare_acc_zero();
   for (const ImageSlice& sl : image_slices(n, per_slice)) {
     const uint64_t first = uint64_t(sl.first) * per_image;
@@ -118,8 +119,7 @@ GpuErrorStats sliced(const Data& d, int64_t n, int64_t per_slice, MathMode math,
     // Indices relative to the slice, as the slice's own comparison reports them.
     for (uint64_t i = 0; i < uint64_t(sl.images) * per_image; ++i) {
       const uint64_t g = first + i;
-      ft_compare_element(acc, i, double(d.out[g]), d.ref[g], b ? 1 : 0, b ? double(d.bound[g]) : 0.0,
-                         b ? double(d.var[g]) : 0.0);
+      ft_compare_element(acc, i, double(d.out[g]), d.ref[g], mode, double(d.bound[g]), double(d.var[g]));
     }
     merge_slice(total, acc, first);
   }

@@ -148,6 +148,27 @@ TEST(ModelInputs, VerificationDrawsAlternateTheInputsSign) {
   EXPECT_NE(model_verification_draw(p, 11, 1).weight, model_verification_draw(p, 11, 0).weight);
 }
 
+// A linear's weight at nn.Linear's scale (1/sqrt(K)): a K = 4096 output of a model's size, so
+// the fp32 rule's absolute 1e-4 means what it means in KernelBench. A matmul's B is an input:
+// torch.rand-like where A is, signed where A is.
+TEST(ModelInputs, WeightsAtTheModulesScaleAndAMatmulsBLikeItsA) {
+  const spec::Problem lin = spec::parse("linear(m=4,k=4096,n=8) | relu");
+  const reference::ModelData l = model_verification_draw(lin, 3, 1);
+  const double b = 1.0 / 64.0;
+  for (float v : l.weight) ASSERT_TRUE(std::fabs(v) < b && v != 0.0f) << v;
+  for (float v : l.bias) ASSERT_TRUE(std::fabs(v) < b) << v;
+  EXPECT_GT(*std::max_element(l.input.begin(), l.input.end()), 0.9f);  // the input keeps U(-1, 1)
+  const spec::Problem mm = spec::parse("matmul(m=4,k=64,n=8) | relu");
+  const auto negatives = [](const std::vector<float>& v) {
+    return std::count_if(v.begin(), v.end(), [](float x) { return x < 0; });
+  };
+  for (int d = 0; d < 3; ++d) {
+    const reference::ModelData m = model_verification_draw(mm, 3, d);
+    EXPECT_EQ(negatives(m.weight) == 0, d % 2 == 0) << "draw " << d;
+    EXPECT_GT(*std::max_element(m.weight.begin(), m.weight.end()), 0.5f) << "B at the input's scale";
+  }
+}
+
 // The floor is held to the main operator alone, with its bias; everything else to the problem.
 TEST(ModelAnswer, TheFloorsAnswerIsTheMainOperatorWithItsBias) {
   for (const char* text : {"linear(m=64,k=32,n=16) | relu", "conv3d(n=2,c=3,d=4,h=6,w=6,k=4,r=3) | group_norm(2) | "

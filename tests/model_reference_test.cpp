@@ -2,6 +2,7 @@
 // numbers and answers worked out by hand, one test per construct of model v2; the chain form
 // against the conv2d reference (cpu_reference.hpp); the draws. PyTorch's own answers on random
 // data: model_reference_torch_test.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -369,6 +370,15 @@ TEST(ModelReferenceData, DrawsEveryBufferSignedAndSized) {
     }
   }
   EXPECT_TRUE(negative && positive);
+  // The weight and bias at nn.ConvTranspose3d's initial scale: U(-b, b), b = 1/sqrt(K/g T R S).
+  EXPECT_EQ(weight_fan_in(p), 3 * 2 * 2 * 2);
+  const double b = 1.0 / std::sqrt(24.0);
+  for (const std::vector<float>* buf : {&d.weight, &d.bias}) {
+    const auto [lo, hi] = std::minmax_element(buf->begin(), buf->end());
+    EXPECT_GE(*lo, -b);
+    EXPECT_LE(*hi, b);
+    EXPECT_GT(*hi - *lo, b / 2) << "spread over the range";
+  }
   EXPECT_EQ(draw_model_data(p, 3).input, d.input);  // the seed decides
   EXPECT_NE(draw_model_data(p, 4).input, d.input);
 }

@@ -146,14 +146,11 @@ TEST(GpuReferenceRender, ConvCompilesForAwkwardShapes) {
       const std::string name = "ref_conv " + std::to_string(p.conv.k) + "x" + std::to_string(p.conv.c) + " " +
                                std::string(math_mode_name(math));
       const std::string src = render_reference_conv_source(p, math);
-      if (math == MathMode::tf32) {
-        expect_compiles(src, name, {"ft_ref_conv", "ft_ref_conv_bounds"});
-        EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
-      } else {
-        expect_compiles(src, name, {"ft_ref_conv"});
-        EXPECT_NE(src.find("#define FT_REF_BOUNDS 0\n"), std::string::npos);
-        EXPECT_EQ(src.find("#define FT_REF_BOUNDS_CUH"), std::string::npos);  // no bound work under fp32
-      }
+      // Both rules read the variances; fp32's V0 is its dot-product term (FT_REF_STRICT).
+      expect_compiles(src, name, {"ft_ref_conv", "ft_ref_conv_bounds"});
+      EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
+      EXPECT_NE(src.find(math == MathMode::fp32 ? "#define FT_REF_STRICT 1\n" : "#define FT_REF_STRICT 0\n"),
+                std::string::npos);
     }
   }
 }
@@ -164,7 +161,8 @@ TEST(GpuReferenceRender, ConvLaunchShape) {
     EXPECT_EQ(l.channels_per_thread, 16);
     EXPECT_EQ(l.grid_x, 128u * ((126u * 126u + 127u) / 128u));
     EXPECT_EQ(l.grid_y, 8u);
-    EXPECT_EQ(l.bounds, math == MathMode::tf32);
+    EXPECT_TRUE(l.bounds);
+    EXPECT_EQ(l.strict, math == MathMode::fp32);
     spec::Problem small;
     small.conv = conv(1, 1, 7, 7, 3, 3, 3);
     EXPECT_EQ(ref_conv_launch(small, math).channels_per_thread, 3);  // never wider than K
@@ -175,13 +173,13 @@ TEST(GpuReferenceRender, ConvLaunchShape) {
 }
 
 // What compute() allocates per draw: 8 bytes of values per conv-output element, 4 + 4 of bound
-// and variance under tf32, one set in place; a reduction's output (or the kept conv answer)
+// and variance (both rules), one set in place; a reduction's output (or the kept conv answer)
 // on top. Each buffer counted in whole 2 MiB pages.
 TEST(GpuReferenceRender, AnswerBytes) {
   const auto pages = [](double bytes) { return std::ceil(bytes / double(1 << 21)) * double(1 << 21); };
   spec::Problem kb31 = kernelbench31();
   const double e31 = double(kb31.conv.conv_out_elems());  // 128*128*126*126
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::fp32, false)), pages(8 * e31));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::fp32, false)), pages(8 * e31) + 2 * pages(4 * e31));
   EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, false)), pages(8 * e31) + 2 * pages(4 * e31));
   EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, true)), 2 * (pages(8 * e31) + 2 * pages(4 * e31)));
   spec::Problem kb32;
@@ -192,7 +190,7 @@ TEST(GpuReferenceRender, AnswerBytes) {
   const double tf32 = pages(8 * e32) + 2 * pages(4 * e32) + pages(8 * o32) + 2 * pages(4 * o32);
   EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), tf32);
   EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, true)), tf32);  // the scratch is kept instead
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::fp32, false)), pages(8 * e32) + pages(8 * o32));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::fp32, false)), tf32);
   // kernelbench-32's 528 M conv outputs: 16 bytes each (+ 16/K for the reduced output).
   EXPECT_LT(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), 16.2 * e32);
 }
@@ -282,9 +280,8 @@ TEST(GpuReferenceRender, EverySourceNamesTheProblemAndShape) {
   EXPECT_NE(src.find("| min(0.5) | add(param[k]) | mul(2)"), std::string::npos) << src.substr(0, 400);
   EXPECT_NE(src.find("#define FT_P 126\n"), std::string::npos);
   EXPECT_NE(src.find("#define FT_REF_REDUCE 0\n"), std::string::npos);
-  EXPECT_NE(src.find("#define FT_REF_BOUNDS 0\n"), std::string::npos);
-  EXPECT_NE(src.find("v = ft_ref_min(v, 0.5);  // min(0.5)"), std::string::npos);
-  EXPECT_EQ(src.find("ft_bound_apply("), std::string::npos);  // fp32: values only
+  EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);  // fp32 reads the variances too
+  EXPECT_NE(src.find("ft_ref_min(v, 0.5)"), std::string::npos);
   p.pre.clear();
   p.reduce = ReduceKind::mean;
   const std::string mean = render_reference_epilogue_source(p, MathMode::fp32);

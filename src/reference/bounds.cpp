@@ -32,8 +32,8 @@ double operand_or_zero(const spec::Op& op, size_t i, const double* chan_k) {
 
 }  // namespace
 
-Bounded conv_bounded(double y, double a, double b, int64_t crs) {
-  return {y, ft_bound_conv(a, y, double(crs)), ft_var_conv(y, b, double(crs))};
+Bounded conv_bounded(double y, double a, double b, int64_t crs, MathMode math) {
+  return {y, ft_bound_conv(a, y, double(crs)), ft_var_main(y, b, double(crs), math == MathMode::fp32 ? 1 : 0)};
 }
 
 void add_bias_bounded(Bounded& x, double bias) {
@@ -84,14 +84,16 @@ GpuErrorStats finish_compare(const ft_compare_acc& acc, uint64_t count, MathMode
 
 GpuErrorStats compare_bounded(const float* out, const double* ref, const float* bound, const float* var,
                               uint64_t count, MathMode math, double var_scale) {
-  const bool use_bounds = math == MathMode::tf32;
-  if (use_bounds && (bound == nullptr || var == nullptr)) {
+  const bool tf32 = math == MathMode::tf32;
+  if (tf32 && (bound == nullptr || var == nullptr)) {
     throw Error(ExitCode::failure, "compare_bounded: the tf32 rule needs the reference's bounds and variances");
   }
+  // ft_compare_element's use_bounds: 1 the TF32 rule; 2 the fp32 rule with the variances; 0 without.
+  const int mode = tf32 ? 1 : var != nullptr ? 2 : 0;
   ft_compare_acc acc = ft_compare_acc_zero();
   for (uint64_t i = 0; i < count; ++i) {
-    ft_compare_element(acc, i, double(out[i]), ref[i], use_bounds ? 1 : 0, use_bounds ? double(bound[i]) : 0.0,
-                       use_bounds ? double(var[i]) : 0.0);
+    ft_compare_element(acc, i, double(out[i]), ref[i], mode, tf32 ? double(bound[i]) : 0.0,
+                       mode != 0 ? double(var[i]) : 0.0);
   }
   return finish_compare(acc, count, math, var_scale);
 }

@@ -26,8 +26,8 @@ struct Bounded {
 };
 
 // The conv output's bound and variance from y = sum x_i w_i, A = sum |x_i w_i|, B = sum (x_i w_i)^2
-// over crs terms.
-[[nodiscard]] Bounded conv_bounded(double y, double a, double b, int64_t crs);
+// over crs terms; under fp32 the variance is the fp32 rule's dot-product term (ft_var_dot_fp32).
+[[nodiscard]] Bounded conv_bounded(double y, double a, double b, int64_t crs, MathMode math = MathMode::tf32);
 // x + bias, in place.
 void add_bias_bounded(Bounded& x, double bias);
 // One elementwise op, in place (apply_op for the value; chan_k as for apply_op).
@@ -44,8 +44,9 @@ void apply_op_bounded(const spec::Op& op, Bounded& x, const double* chan_k);
                                            double var_scale = 1.0);
 
 // out (count floats, NCHW) against ref under `math`'s rule, on the CPU, element by element as
-// ref_compare.cu does. bound and var (count floats each) are read under tf32 only (may be null
-// under fp32).
+// ref_compare.cu does. bound and var (count floats each): required under tf32; under fp32 var
+// (the fp32 variances, conv_bounded(..., fp32) carried through) widens the tolerance by its
+// dot-product term, and both may be null (KernelBench's 1e-4 + 1e-4 |ref| alone).
 [[nodiscard]] GpuErrorStats compare_bounded(const float* out, const double* ref, const float* bound,
                                             const float* var, uint64_t count, MathMode math, double var_scale = 1.0);
 

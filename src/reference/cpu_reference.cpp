@@ -76,14 +76,14 @@ void conv_plane_bounds(const spec::Conv& cv, const float* x, const float* w, int
 
 // One plane's conv-alone answer as the GPU conv kernel leaves it: E0 and V0 rounded up to fp32.
 void conv_plane_bounded(const spec::Conv& cv, const float* x, const float* w, int64_t n, int64_t k,
-                        Bounded* out) {
+                        Bounded* out, MathMode math) {
   const int64_t plane = cv.p() * cv.q();
   const auto n_plane = static_cast<size_t>(plane);
   std::vector<double> y(n_plane), a(n_plane), b(n_plane);
   conv_plane_bounds(cv, x, w, n, k, y.data(), a.data(), b.data());
   const int64_t crs = cv.c * cv.r * cv.s;
   for (int64_t i = 0; i < plane; ++i) {
-    const Bounded c = conv_bounded(y[size_t(i)], a[size_t(i)], b[size_t(i)], crs);
+    const Bounded c = conv_bounded(y[size_t(i)], a[size_t(i)], b[size_t(i)], crs, math);
     out[i] = {c.v, double(store_bound(c.e)), double(store_bound(c.var))};
   }
 }
@@ -184,7 +184,7 @@ std::vector<double> reference_output(const spec::Problem& p, const ProblemData& 
   return out;
 }
 
-BoundedReference conv_with_bounds(const spec::Conv& cv, const float* x, const float* w) {
+BoundedReference conv_with_bounds(const spec::Conv& cv, const float* x, const float* w, MathMode math) {
   spec::Problem just_conv;
   just_conv.conv = cv;
   check_problem(just_conv);
@@ -192,13 +192,13 @@ BoundedReference conv_with_bounds(const spec::Conv& cv, const float* x, const fl
   BoundedReference out = sized(size_t(cv.conv_out_elems()));
   detail::parallel_for(cv.n * cv.k, 3.0 * plane_work(cv), [&](int64_t nk) {
     std::vector<Bounded> conv(static_cast<size_t>(plane));
-    conv_plane_bounded(cv, x, w, nk / cv.k, nk % cv.k, conv.data());
+    conv_plane_bounded(cv, x, w, nk / cv.k, nk % cv.k, conv.data(), math);
     for (int64_t i = 0; i < plane; ++i) store(conv[size_t(i)], size_t(nk * plane + i), out);
   });
   return out;
 }
 
-BoundedReference reference_with_bounds(const spec::Problem& p, const ProblemData& d) {
+BoundedReference reference_with_bounds(const spec::Problem& p, const ProblemData& d, MathMode math) {
   check_problem(p);
   const spec::Conv& cv = p.conv;
   expect_size("x", d.x.size(), cv.input_elems());
@@ -210,7 +210,7 @@ BoundedReference reference_with_bounds(const spec::Problem& p, const ProblemData
 
   // conv -> bias -> pre ops for plane (n, k), as ref_epilogue.cu runs them.
   auto conv_and_pre = [&](int64_t n, int64_t k, Bounded* dst) {
-    conv_plane_bounded(cv, d.x.data(), d.w.data(), n, k, dst);
+    conv_plane_bounded(cv, d.x.data(), d.w.data(), n, k, dst, math);
     const double* chan_k = params.data() + size_t(k) * np;
     for (int64_t i = 0; i < plane; ++i) {
       if (cv.bias) add_bias_bounded(dst[i], double(d.chan[size_t(k)]));

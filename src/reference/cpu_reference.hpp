@@ -4,6 +4,7 @@
 // the only rounding is the accumulation's, orders of magnitude below fp32 or TF32 error.
 #include <vector>
 
+#include "common/math_mode.hpp"
 #include "reference/problem_data.hpp"
 #include "spec/problem.hpp"
 
@@ -32,14 +33,17 @@ struct BoundedReference {
   std::vector<float> var;
 };
 
-// The CPU twin of GpuReference::compute under tf32, for small shapes (tests, cross-checking the
-// GPU): the same formulas (kernel_templates/ref_bounds.cuh, reference/bounds.hpp), the same
+// The CPU twin of GpuReference::compute, for small shapes (tests, cross-checking the GPU): the
+// same formulas (kernel_templates/ref_bounds.cuh, reference/bounds.hpp), the same
 // op facts (spec::op_info), the same storage (E0 and V0 rounded up to fp32 before the epilogue
 // reads them, as ref_conv.cu writes them). values are reference_output's up to double
-// rounding (the bias is added after the sum, as on the GPU).
-[[nodiscard]] BoundedReference reference_with_bounds(const spec::Problem& problem, const ProblemData& data);
+// rounding (the bias is added after the sum, as on the GPU). `math` picks V0: the TF32 rule's or
+// the fp32 rule's dot-product term (ref_bounds.cuh ft_var_main).
+[[nodiscard]] BoundedReference reference_with_bounds(const spec::Problem& problem, const ProblemData& data,
+                                                     MathMode math = MathMode::tf32);
 
 // The conv alone (no bias; the `cudnn` candidate's reference): y, E0, V0 for (N,K,P,Q).
-[[nodiscard]] BoundedReference conv_with_bounds(const spec::Conv& conv, const float* x, const float* w);
+[[nodiscard]] BoundedReference conv_with_bounds(const spec::Conv& conv, const float* x, const float* w,
+                                                MathMode math = MathMode::tf32);
 
 }  // namespace fusetune::reference

@@ -66,13 +66,12 @@ RefArrays allocate_arrays(uint64_t count, bool bounds) {
   return a;
 }
 
-bool uses_bounds(MathMode math) {
-  switch (math) {
-    case MathMode::tf32: return true;
-    case MathMode::fp32: return false;
-  }
-  return true;
-}
+// Both rules read the answer's variances: the TF32 rule its bounds too, the fp32 rule its
+// dot-product term (ref_bounds.cuh ft_fp32_tolerance_var).
+bool uses_bounds(MathMode) { return true; }
+
+// ft_compare_element's use_bounds: 1 the TF32 rule, 2 the fp32 rule with the variances.
+int compare_mode(MathMode math) { return math == MathMode::tf32 ? 1 : 2; }
 
 // Grid-stride kernels: enough blocks to fill any current GPU several times over, few
 // enough that per-block atomics (compare, check_u32) stay negligible.
@@ -269,7 +268,7 @@ ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const 
   }
   const bool bounds = uses_bounds(math_);
   if (bounds && (answer.bound.size() < count * sizeof(float) || answer.var.size() < count * sizeof(float))) {
-    throw Error(ExitCode::failure, "GpuReference::compare: the tf32 rule needs the answer's bounds and variances");
+    throw Error(ExitCode::failure, "GpuReference::compare: the rule needs the answer's bounds and variances");
   }
   const CUdeviceptr stats = scratch_.ptr() + kStatsOffset;
   gpu::launch_kernel(compare_init_, {1, 1, 1}, {1, 1, 1}, 0, stream, stats);
@@ -277,7 +276,7 @@ ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const 
                      bounds ? answer.bound.ptr() : CUdeviceptr(0), bounds ? answer.var.ptr() : CUdeviceptr(0),
                      static_cast<unsigned long long>(count), static_cast<int>(out_nhwc ? 1 : 0),
                      static_cast<int>(flat_ ? 1 : count / pixels), static_cast<int>(flat_ ? 1 : c.p() * c.q()),
-                     static_cast<int>(bounds ? 1 : 0),
+                     static_cast<int>(bounds ? compare_mode(math_) : 0),
                      stats);
   DeviceStats d{};
   scratch_.copy_to_host(&d, sizeof(d), kStatsOffset, stream);  // synchronizes the stream

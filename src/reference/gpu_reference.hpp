@@ -46,7 +46,9 @@ namespace fusetune::reference {
 
 // The figures of one comparison, computed on the device (kernel_templates/ref_compare.cu)
 // with the match rules of reference/compare.hpp, under the math mode's tolerance:
-//   fp32: element i passes when |out - ref| <= 1e-4 + 1e-4*|ref|;
+//   fp32: element i passes when |out - ref| <= 1e-4 + 1e-4*|ref| + 6 sqrt(var_i) (var_i: a
+//         correct fp32 computation's error variance, its dot product's rounding; none where
+//         var_i is infinite);
 //   tf32: element i passes when |out - ref| <= bound_i (the TF32 rule's per-element bound;
 //         an infinite bound marks an ill-conditioned element, counted in `unchecked` and
 //         never a mismatch, even when out is NaN there).
@@ -66,12 +68,12 @@ struct GpuErrorStats {
   [[nodiscard]] bool ok() const { return mismatches == 0; }
 };
 
-// One reference result in device memory: the float64 values, NCHW, and under tf32 the
-// per-element bound and variance the TF32 rule needs (docs/numerics.md).
+// One reference result in device memory: the float64 values, NCHW, and the per-element bound
+// and variance of the math mode's rule (docs/verification.md).
 struct RefArrays {
   gpu::DeviceBuffer values;  // `count` doubles, NCHW
-  gpu::DeviceBuffer bound;   // tf32: `count` floats, |out - ref| allowed (inf: unchecked); empty under fp32
-  gpu::DeviceBuffer var;     // tf32: `count` floats, expected squared error of a correct TF32 result
+  gpu::DeviceBuffer bound;   // `count` floats, |out - ref| a TF32 result may have (inf: unchecked); tf32 reads it
+  gpu::DeviceBuffer var;     // `count` floats, expected squared error of a correct result under the math mode
   uint64_t count = 0;
   // tf32: kappa of reference/l2_model.hpp, the drawn inputs' rounding variance over the model's
   // (set by whoever drew the inputs, worker/input_draws.cpp); 1 leaves the model as is
@@ -115,8 +117,8 @@ class GpuReference {
  public:
   // Renders and compiles the reference programs for `arch` ("sm_90") with NVRTC, in
   // parallel, and loads them into the CURRENT context (one gpu::Context must be current on
-  // this thread, now and for every call). `math` selects the tolerance rule (tf32 also
-  // computes the bound arrays). Throws InputError for a problem the reference cannot index
+  // this thread, now and for every call). `math` selects the tolerance rule and the main
+  // operator's variance (both compute the bound arrays). Throws InputError for a problem the reference cannot index
   // (see ref_conv_launch), fusetune::Error with NVRTC's log if a reference kernel does not
   // compile (a bug in fusetune, not in a candidate).
   GpuReference(const spec::Problem& problem, const std::string& arch, MathMode math);

@@ -21,10 +21,10 @@ RefConvLaunch ref_conv_launch(const spec::Problem& p, MathMode math) {
   check_problem(p);
   const spec::Conv& c = p.conv;
   RefConvLaunch l;
-  switch (math) {
-    case MathMode::tf32: l.bounds = true; break;  // 3 x 16 double accumulators: ~124 registers, no spills
-    case MathMode::fp32: break;
-  }
+  // Both rules read the variances (the fp32 rule its dot-product term): 3 x 16 double
+  // accumulators, ~124 registers, no spills.
+  l.bounds = true;
+  l.strict = math == MathMode::fp32;
   // A block's channel tile never exceeds K: small K (K = 3) would otherwise spend most of
   // its FMAs and shared memory on channels that do not exist.
   l.channels_per_thread = int(std::min<int64_t>(l.channels_per_thread, c.k));
@@ -70,6 +70,7 @@ std::string render_reference_conv_source(const spec::Problem& p, MathMode math) 
   define("FT_REF_KT", l.channels_per_thread);
   define("FT_REF_E", l.taps_per_stage);
   define("FT_REF_BOUNDS", l.bounds ? 1 : 0);
+  define("FT_REF_STRICT", l.strict ? 1 : 0);
   src += "\n";
   if (l.bounds) src += reference_template("ref_bounds.cuh") + "\n";
   src += reference_template("ref_conv.cu");

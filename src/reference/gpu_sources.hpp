@@ -12,7 +12,7 @@ namespace fusetune::reference {
 
 // The direct convolution's work split (see ref_conv.cu): a block covers `threads` output
 // pixels of one image and `channels_per_thread` output channels; `taps_per_stage` filter
-// taps go through shared memory at a time. Under tf32 a thread keeps three accumulators per
+// taps go through shared memory at a time. With the bounds a thread keeps three accumulators per
 // channel (y, A, B) in registers (about 124 with 16 channels; the render test checks for spills).
 struct RefConvLaunch {
   int threads = 128;
@@ -20,7 +20,8 @@ struct RefConvLaunch {
   int taps_per_stage = 64;
   uint32_t grid_x = 1;  // N * ceil(P*Q / threads)
   uint32_t grid_y = 1;  // ceil(K / channels_per_thread)
-  bool bounds = false;  // tf32: the kernel is ft_ref_conv_bounds (y, E0, V0)
+  bool bounds = false;  // the kernel is ft_ref_conv_bounds (y, E0, V0): under both rules
+  bool strict = false;  // fp32: V0 is the fp32 rule's dot-product variance (FT_REF_STRICT)
 };
 
 // Throws InputError when the problem is malformed (check_problem) or exceeds what the
@@ -28,8 +29,8 @@ struct RefConvLaunch {
 // its grid (more than 2^31-1 pixel tiles, 65535 channel tiles).
 [[nodiscard]] RefConvLaunch ref_conv_launch(const spec::Problem& p, MathMode math);
 
-// ref_conv.cu with FT_N..FT_DIL_W, the RefConvLaunch tile sizes and FT_REF_BOUNDS defined in
-// front, and under tf32 kernel_templates/ref_bounds.cuh (E0, V0) before it.
+// ref_conv.cu with FT_N..FT_DIL_W, the RefConvLaunch tile sizes, FT_REF_BOUNDS and FT_REF_STRICT
+// defined in front, and kernel_templates/ref_bounds.cuh (E0, V0) before it.
 [[nodiscard]] std::string render_reference_conv_source(const spec::Problem& p, MathMode math);
 
 // ref_compare.cu with ref_bounds.cuh in front: the comparison under either rule (the problem

@@ -67,8 +67,9 @@ std::vector<std::vector<std::size_t>> members_of(const Grouping& g) {
 }
 
 // The main operator's outputs with the conv rule's E0 and V0 (the same for a GEMM: a sum of
-// `n` products of TF32-rounded fp32 numbers) from its terms, then its bias.
-BTensor main_bounded(const spec::Problem& p, const ModelData& d, const detail::MainTerms& terms) {
+// `n` products of TF32-rounded fp32 numbers; under fp32 V0 is the fp32 rule's dot-product
+// term) from its terms, then its bias.
+BTensor main_bounded(const spec::Problem& p, const ModelData& d, const detail::MainTerms& terms, MathMode math) {
   const float* bias = d.bias.empty() ? nullptr : d.bias.data();
   BTensor out{p.main_shape(), std::vector<Bounded>(terms.y.size())};
   const Shape shape = out.shape;
@@ -76,7 +77,7 @@ BTensor main_bounded(const spec::Problem& p, const ModelData& d, const detail::M
   int64_t inner = 1;
   for (std::size_t i = 2; i < shape.size(); ++i) inner *= shape[i];
   for (std::size_t i = 0; i < terms.y.size(); ++i) {
-    out.v[i] = conv_bounded(terms.y[i], terms.a[i], terms.b[i], std::max<int64_t>(terms.n[i], 1));
+    out.v[i] = conv_bounded(terms.y[i], terms.a[i], terms.b[i], std::max<int64_t>(terms.n[i], 1), math);
     if (bias == nullptr) continue;
     // conv: the bias per channel (dim 1); linear: per feature, the last dim (dim 1 of (M, N))
     const int64_t b = p.is_conv() ? (int64_t(i) / inner) % channels : int64_t(i) % p.gemm.n;
@@ -331,15 +332,15 @@ void check_terms_data(const spec::Problem& p, const ModelData& d, const detail::
 
 }  // namespace
 
-BoundedReference model_reference_with_bounds(const spec::Problem& p, const ModelData& d) {
+BoundedReference model_reference_with_bounds(const spec::Problem& p, const ModelData& d, MathMode math) {
   check_model_data(p, d);
-  return model_reference_with_terms(p, d, detail::main_terms(p, d));
+  return model_reference_with_terms(p, d, detail::main_terms(p, d), math);
 }
 
 BoundedReference model_reference_with_terms(const spec::Problem& p, const ModelData& d,
-                                            const detail::MainTerms& terms) {
+                                            const detail::MainTerms& terms, MathMode math) {
   check_terms_data(p, d, terms);
-  BTensor x = main_bounded(p, d, terms);
+  BTensor x = main_bounded(p, d, terms, math);
   x = p.stages.empty() ? run_chain(p, d, std::move(x)) : run_stages(p, d, std::move(x));
   if (x.shape != spec::out_shape(p)) {
     throw InputError("model bounds: the output has shape " + spec::shape_text(x.shape) + ", spec says " +

@@ -1,5 +1,6 @@
 #include "reference/model_data.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <random>
 #include <string>
@@ -13,13 +14,14 @@ namespace {
 
 enum Stream : uint64_t { kInput = 1, kWeight = 2, kBias = 3, kParam0 = 16, kInput0 = 1024 };
 
-// Signed values in (-1, 1), odd multiples of 2^-23: never 0, exact in fp32. (problem_data.cpp's
-// draws are tied to conv2d's ProblemData and its threshold placement; these are plain signed
-// draws for any problem, from the same streams.)
-std::vector<float> draw(int64_t count, uint64_t seed, uint64_t stream) {
+// Signed values in (-b, b), odd multiples of b 2^-23: never 0, exact in fp32 (b a power of 2 or
+// 1/sqrt of an integer; the products are then exact too). (problem_data.cpp's draws are tied to
+// conv2d's ProblemData and its threshold placement; these are plain signed draws for any
+// problem, from the same streams.)
+std::vector<float> draw(int64_t count, uint64_t seed, uint64_t stream, double b = 1.0) {
   std::mt19937_64 g(detail::mix(seed, stream));
   std::vector<float> out(static_cast<std::size_t>(count));
-  for (float& v : out) v = detail::symmetric(g, 1.0);
+  for (float& v : out) v = detail::symmetric(g, b);
   return out;
 }
 
@@ -64,12 +66,26 @@ void check_model_data(const spec::Problem& p, const ModelData& d) {
   for (std::size_t i = 0; i < s.inputs.size(); ++i) expect("an extra input", d.inputs[i].size(), s.inputs[i]);
 }
 
+int64_t weight_fan_in(const spec::Problem& p) {
+  switch (p.main) {
+    case spec::MainKind::linear: return p.gemm.k;
+    case spec::MainKind::matmul: return 0;
+    case spec::MainKind::conv2d:
+    case spec::MainKind::conv3d: return (p.conv.c / p.conv.groups) * p.conv.t * p.conv.r * p.conv.s;
+    case spec::MainKind::conv_transpose2d:
+    case spec::MainKind::conv_transpose3d: return (p.conv.k / p.conv.groups) * p.conv.t * p.conv.r * p.conv.s;
+  }
+  return 0;
+}
+
 ModelData draw_model_data(const spec::Problem& p, uint64_t seed) {
   const ModelSizes s = model_sizes(p);
+  const int64_t fan_in = weight_fan_in(p);
+  const double b = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 1.0;
   ModelData d;
   d.input = draw(s.input, seed, kInput);
-  d.weight = draw(s.weight, seed, kWeight);
-  d.bias = draw(s.bias, seed, kBias);
+  d.weight = draw(s.weight, seed, kWeight, b);
+  d.bias = draw(s.bias, seed, kBias, b);
   for (std::size_t i = 0; i < s.params.size(); ++i) d.params.push_back(draw(s.params[i], seed, kParam0 + i));
   for (std::size_t i = 0; i < s.inputs.size(); ++i) d.inputs.push_back(draw(s.inputs[i], seed, kInput0 + i));
   return d;

@@ -32,8 +32,20 @@ struct ModelSizes {
 // Throws InputError naming the first field of `data` whose size is not model_sizes'.
 void check_model_data(const spec::Problem& problem, const ModelData& data);
 
-// Every value U(-1, 1), signed (issue 41): odd multiples of 2^-23, exact in fp32 and never 0.
-// Each field has its own stream, so a buffer depends only on (seed, its size).
+// PyTorch's fan-in of a module's weight, whose default initialisation (kaiming_uniform_ with
+// a = sqrt(5)) draws the weight and bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in)): linear K;
+// conv C/g T R S; transposed conv K/g T R S (torch reads it from the weight's dim 1). 0 for
+// matmul, whose B is an input, not a module's weight.
+[[nodiscard]] int64_t weight_fan_in(const spec::Problem& problem);
+
+// Signed draws (issue 41): odd multiples of 2^-23 of the range, exact in fp32 and never 0.
+// input, params and extra inputs U(-1, 1); a linear's or conv's weight and bias U(-b, b),
+// b = 1/sqrt(weight_fan_in) as nn.Linear and nn.Conv*d initialise them (a matmul's B
+// U(-1, 1), an input). The scale matters to the fp32 rule, whose 1e-4 is absolute near 0:
+// with U(-1, 1) weights a K = 8192 output is sqrt(K) times its size in a model, and so is
+// a correct fp32 dot product's rounding error (call 130: cuBLAS's fp32 GEMM failed the rule
+// there, 2.6x on the worst element). Each field has its own stream, so a buffer depends only
+// on (seed, its size, its range).
 [[nodiscard]] ModelData draw_model_data(const spec::Problem& problem, uint64_t seed);
 
 }  // namespace fusetune::reference

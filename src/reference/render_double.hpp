@@ -11,13 +11,14 @@ namespace fusetune::reference {
 
 // The complete NVRTC source of `ft_ref_epilogue` for this problem:
 //   a header naming the problem, shape #defines (FT_N, FT_K, FT_P, FT_Q, FT_REF_HAS_BIAS,
-//   FT_REF_REDUCE, FT_REF_BOUNDS, FT_REF_REDUCE_KIND), kernel_templates/ref_math.cu, under tf32
+//   FT_REF_REDUCE, FT_REF_BOUNDS, FT_REF_REDUCE_KIND), kernel_templates/ref_math.cu,
 //   kernel_templates/ref_bounds.cuh, the rendered ft_ref_pre / ft_ref_reduce_* / ft_ref_post,
 //   then kernel_templates/ref_epilogue.cu.
 // Scalars become double(float(value)) literals, written exactly; optional operands left out
-// take PyTorch's defaults (spec::op_info). Under tf32 each op carries its bound and variance
-// through ft_bound_apply with the op's facts (spec::op_info(kind).bound) as literals, as
-// reference/bounds.cpp does on the host; under fp32 only values are computed.
+// take PyTorch's defaults (spec::op_info). Each op carries its bound and variance through
+// ft_bound_apply with the op's facts (spec::op_info(kind).bound) as literals, as
+// reference/bounds.cpp does on the host: under both rules (the fp32 rule reads the variance,
+// its dot-product term; `math` picks only the conv's V0, in ref_conv.cu).
 // Compile it with --fmad=false (see ref_math.cu). Throws InputError for a malformed problem
 // (check_problem).
 [[nodiscard]] std::string render_reference_epilogue_source(const spec::Problem& p, MathMode math);

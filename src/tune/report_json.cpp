@@ -48,7 +48,8 @@ nlohmann::json result_to_json(const TuneReport& rep, size_t i) {
     j["error"] = {{"max_abs", r.error.max_abs},   {"max_rel", r.error.max_rel},
                   {"rel_l2", r.error.rel_l2},     {"rel_l2_limit", r.error.rel_l2_limit},
                   {"worst_ratio", r.error.worst_ratio}, {"unchecked", r.error.unchecked},
-                  {"rule", rep.math == MathMode::tf32 ? "tf32 derived bound" : "fp32 1e-4 + 1e-4*|ref|"}};
+                  {"rule", rep.math == MathMode::tf32 ? "tf32 derived bound"
+                                                      : "fp32 1e-4 + 1e-4*|ref| + 6 sd of fp32 rounding"}};
   if (auto it = rep.conv_names.find(r.variant.name); it != rep.conv_names.end()) j["cudnn_algo"] = it->second;
   return j;
 }

@@ -57,7 +57,8 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
       dr.model = std::make_unique<ModelDraw>(problem, seed, d);
       ModelAnswers a;
       if (images == 0) {
-        a = model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s));
+        a = model_answers(problem, dr.model->host(), ref.main_terms(dr.model->input(), dr.model->weight(), s),
+                          ref.math());
       } else {
         const int64_t n = reference::sample_batch(problem);
         dr.sample = reference::sampled_block(n, images, spec::elems(spec::out_shape(problem)) / n, d);
@@ -65,7 +66,8 @@ InputDraws::InputDraws(const spec::Problem& problem, reference::GpuReference& re
         a = model_answers(reference::sample_problem(problem, images),
                           reference::sample_data(problem, dr.model->host(), *dr.sample),
                           ref.main_terms(dr.model->input() + 4 * CUdeviceptr(at.input),
-                                         dr.model->weight() + 4 * CUdeviceptr(at.weight), s));
+                                         dr.model->weight() + 4 * CUdeviceptr(at.weight), s),
+                          ref.math());
       }
       dr.var_scale = a.var_scale;
       dr.answer.emplace();

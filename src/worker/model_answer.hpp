@@ -12,6 +12,7 @@
 // from one set of terms: the main operator runs once per draw. GPU-free
 // (tests/model_inputs_test.cpp); worker/model_draw.cpp uploads them for the device comparison.
 #include "reference/cpu_reference.hpp"
+#include "common/math_mode.hpp"
 #include "reference/model_data.hpp"
 #include "reference/model_main.hpp"
 #include "spec/problem.hpp"
@@ -31,12 +32,13 @@ struct ModelAnswers {
 [[nodiscard]] spec::Problem main_op_alone(const spec::Problem& problem);
 
 // Both answers for one draw from the main operator's terms of it (`terms`: computed on the GPU by
-// the worker). Throws InputError when `data` is not a draw of `problem` or the terms are not of
-// its main output's size.
+// the worker), with `math`'s variances (the fp32 rule's dot-product term under fp32). Throws
+// InputError when `data` is not a draw of `problem` or the terms are not of its main output's size.
 [[nodiscard]] ModelAnswers model_answers(const spec::Problem& problem, const reference::ModelData& data,
-                                         const reference::detail::MainTerms& terms);
+                                         const reference::detail::MainTerms& terms, MathMode math = MathMode::tf32);
 
 // The same with the terms from the CPU (threaded; small shapes, tests and GPU-free callers).
-[[nodiscard]] ModelAnswers model_answers(const spec::Problem& problem, const reference::ModelData& data);
+[[nodiscard]] ModelAnswers model_answers(const spec::Problem& problem, const reference::ModelData& data,
+                                         MathMode math = MathMode::tf32);
 
 }  // namespace fusetune::worker

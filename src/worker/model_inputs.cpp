@@ -28,8 +28,13 @@ reference::ModelData model_verification_draw(const spec::Problem& problem, uint6
   reference::ModelData data = reference::draw_model_data(problem, seed + uint64_t(d));
   // |x| of an odd multiple of 2^-23 in (-1, 1) is one in (0, 1): exact, never 0, uniform.
   const reference::DrawPlan plan = reference::verification_draw(d);
-  if (plan.x == reference::XRange::unit)
+  // A matmul's B is an input too (torch.rand in KernelBench), so it takes the input's range.
+  const bool b_is_input = problem.main == spec::MainKind::matmul;
+  if (plan.x == reference::XRange::unit) {
     for (float& v : data.input) v = std::fabs(v);
+    if (b_is_input)
+      for (float& v : data.weight) v = std::fabs(v);
+  }
   // Positive weights (draw 2), as the conv2d chains' draw 2: every product of the main operator
   // has one sign, so an error that has one -- inputs truncated to TF32 instead of rounded, the
   // tensor cores' truncating accumulation -- grows with the sum instead of averaging out (call
