@@ -111,7 +111,8 @@ FT_HD inline double ft_var_conv(double y, double b, double n) {
 // product), an error of at most u |s_j| and variance at most u^2 s_j^2 / 3; a sequential order's
 // partial sums walk from 0 to y, E[s_j^2] = j b/n + (j y/n)^2, so the sum over j is
 // n (b/2 + y^2/3) for any order whose partial sums stay within a sequential one's (a tree's or
-// a split's are smaller). 3xTF32 products add u_t^4 b (three dropped terms, each <= u_t^2 |x w|).
+// a split's are smaller). 3xTF32 products add u_t^4 b: the dropped x_lo w_lo and the TF32
+// roundings of x_lo and w_lo, each <= u_t^2 |x w| (their variance if uniform).
 // A CPU emulation of a sequential fp32 FMA sum (K = 8192, 20,000 sums) measured an rms error of
 // 0.53 of its square root and a largest of 3.6. The fp32 rule adds FT_FP32_DOT_SIGMAS of its
 // square root to KernelBench's 1e-4 + 1e-4 |ref|: it matters only where the dot product itself
@@ -119,9 +120,14 @@ FT_HD inline double ft_var_conv(double y, double b, double n) {
 // a TF32 product's own error is sqrt(2/3) u_t sqrt(b), 180x this term's at K = 8192, and the
 // tensor cores' truncating accumulation (a bias of one sign growing with |y|) is not in it.
 #define FT_FP32_DOT_SIGMAS 6.0
+// The rounding of an fp32 sum of n values whose sum is y and whose squares sum to b.
+FT_HD inline double ft_var_sum_fp32(double y, double b, double n) {
+  const double u = FT_U_FP32;
+  return (u * u / 3.0) * n * (0.5 * b + y * y / 3.0);
+}
 FT_HD inline double ft_var_dot_fp32(double y, double b, double n) {
-  const double u = FT_U_FP32, t2 = FT_U_TF32 * FT_U_TF32;
-  return (u * u / 3.0) * n * (0.5 * b + y * y / 3.0) + t2 * t2 * b;
+  const double t2 = FT_U_TF32 * FT_U_TF32;
+  return ft_var_sum_fp32(y, b, n) + t2 * t2 * b;
 }
 // The main operator's variance under the math mode's rule: strict fp32 (1) or TF32 (0).
 FT_HD inline double ft_var_main(double y, double b, double n, int strict) {
@@ -228,6 +234,7 @@ struct ft_reduce_bound {
   double e_max, var_max;  // min/max: the result is one channel's value
   double e_sum, abs_sum;  // sum/mean: errors add, plus fp32 summation in any order
   double sd_sum;          // sum/mean: standard deviations add (errors fully correlated, the worst case)
+  double var_sum, sq_sum; // sum/mean under the fp32 rule: variances add, plus the sum's own rounding
 };
 
 FT_HD inline ft_reduce_bound ft_reduce_bound_init() {
@@ -237,6 +244,8 @@ FT_HD inline ft_reduce_bound ft_reduce_bound_init() {
   r.e_sum = 0.0;
   r.abs_sum = 0.0;
   r.sd_sum = 0.0;
+  r.var_sum = 0.0;
+  r.sq_sum = 0.0;
   return r;
 }
 
@@ -247,13 +256,20 @@ FT_HD inline void ft_reduce_bound_step(ft_reduce_bound& r, double v, double e, d
   r.e_sum += e;
   r.abs_sum += ft_babs(v);
   r.sd_sum += FT_M(sqrt)(var);
+  r.var_sum += var;
+  r.sq_sum += ft_babs(v) * ft_babs(v);
 }
 
 // The reduction's bound and variance for result `value` over k channels. mean: the sum's bound
 // over k, plus the rounding of the division, counted twice so a kernel may multiply by a rounded
-// 1/k instead.
+// 1/k instead. The variance: under the TF32 rule the k errors are taken as fully correlated
+// (standard deviations add: a coherent TF32 sum's errors share a sign); under the fp32 rule
+// (strict 1) they are independent roundings of different dot products, so variances add, with
+// the sum's own fp32 rounding (ft_var_sum_fp32) -- adding standard deviations there would
+// widen the fp32 term by sqrt(k), enough to pass TF32 products through a reduce_sum over 8192
+// features (tests/fp32_rule_test.cpp).
 FT_HD inline void ft_reduce_bound_finish(const ft_reduce_bound& r, int kind, double k, double value, double& e,
-                                         double& var) {
+                                         double& var, int strict = 0) {
   const double inf = ft_bound_inf();
   if (kind == FT_REDUCE_MIN || kind == FT_REDUCE_MAX) {
     e = r.e_max;
@@ -262,15 +278,17 @@ FT_HD inline void ft_reduce_bound_finish(const ft_reduce_bound& r, int kind, dou
   }
   double sum_e = r.e_sum + ft_gamma(k) * (r.abs_sum + r.e_sum);
   if (!(sum_e < inf)) sum_e = inf;
+  const double sum = kind == FT_REDUCE_SUM ? value : value * k;
+  const double sum_var = strict ? r.var_sum + ft_var_sum_fp32(sum, r.sq_sum, k) : r.sd_sum * r.sd_sum;
   if (kind == FT_REDUCE_SUM) {
     e = sum_e;
-    var = r.sd_sum * r.sd_sum;
+    var = sum_var;
     return;
   }
   const double mean_e = sum_e / k;
   e = mean_e + 2.0 * FT_U_FP32 * (ft_babs(value) + mean_e);
   if (!(e < inf)) e = inf;
-  var = r.sd_sum * r.sd_sum / (k * k);
+  var = sum_var / (k * k);
 }
 
 // ---- comparison --------------------------------------------------------------------------------

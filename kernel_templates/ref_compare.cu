@@ -76,7 +76,7 @@ __device__ __forceinline__ void ft_warp_reduce(ft_compare_acc& a) {
   for (int offset = 16; offset > 0; offset /= 2) ft_compare_combine(a, ft_shfl_down(a, offset));
 }
 
-// bound and var are read only when use_bounds (pass 0 otherwise).
+// bound is read under use_bounds 1, var under 1 and 2 (pass 0 for what is not read).
 extern "C" __global__ void __launch_bounds__(FT_COMPARE_THREADS)
 ft_compare(const float* __restrict__ out, const double* __restrict__ ref, const float* __restrict__ bound,
            const float* __restrict__ var, unsigned long long count, int out_nhwc, int C_out, int PQ, int use_bounds,
@@ -94,7 +94,7 @@ ft_compare(const float* __restrict__ out, const double* __restrict__ ref, const 
       oi = (n * PQ + pq) * C_out + c;
     }
     // i grows, so the thread's first mismatch is its smallest index.
-    ft_compare_element(t, i, (double)out[oi], ref[i], use_bounds, use_bounds ? (double)bound[i] : 0.0,
+    ft_compare_element(t, i, (double)out[oi], ref[i], use_bounds, use_bounds == 1 ? (double)bound[i] : 0.0,
                        use_bounds ? (double)var[i] : 0.0);
   }
 

@@ -5,8 +5,10 @@
 // of this file:
 //   FT_N, FT_K, FT_P, FT_Q          extents; output (N,K,P,Q), or (N,1,P,Q) when FT_REF_REDUCE
 //   FT_REF_HAS_BIAS                 chan[0, K) is the conv bias
-//   FT_REF_BOUNDS                   the TF32 rule: carry each value's bound e and variance var
-//                                   (ref_bounds.cuh) from the conv's E0/V0 to the output
+//   FT_REF_BOUNDS                   carry each value's bound e and variance var (ref_bounds.cuh)
+//                                   from the conv's E0/V0 to the output (both rules)
+//   FT_REF_STRICT                   the fp32 rule: a reduction's variances add (independent
+//                                   roundings) instead of its standard deviations
 //   ft_ref_pre(v, e, var, chan, k)  the ops before the reduction (per-channel operands read chan);
 //                                   e and var are untouched without FT_REF_BOUNDS
 //   ft_ref_reduce_init/step/finish  the reduction's value, when FT_REF_REDUCE; its bound follows
@@ -25,6 +27,7 @@
 #define FT_REF_HAS_BIAS 0
 #define FT_REF_REDUCE 0
 #define FT_REF_BOUNDS 1
+#define FT_REF_STRICT 0
 #ifndef FT_REF_BOUNDS_CUH
 #include "ref_bounds.cuh"  // NVRTC gets it pasted in front instead (render_double.cpp)
 #endif
@@ -113,7 +116,7 @@ ft_ref_epilogue(const double* y64, const float* e_in, const float* v_in, const f
     }
     double v = ft_ref_reduce_finish(acc), e = 0.0, var = 0.0;
 #if FT_REF_BOUNDS
-    ft_reduce_bound_finish(rb, FT_REF_REDUCE_KIND, (double)FT_K, v, e, var);
+    ft_reduce_bound_finish(rb, FT_REF_REDUCE_KIND, (double)FT_K, v, e, var, FT_REF_STRICT);
 #endif
     ft_ref_post(v, e, var);
     ft_ref_store(ref64, e_out, v_out, i, v, e, var);

@@ -97,9 +97,12 @@ TEST(Fp32Rule, Tf32ProductsFailWithTheTerm) {
   EXPECT_GT(s.mismatches, s.count / 2);
 }
 
-// Positive A and B: a coherent sum (y ~ K/4), where an adder that truncates is off by about
-// K u / 2 relative, 5x the rule's 1e-4 at K = 16384; rounding to nearest stays near u sqrt(K).
-TEST(Fp32Rule, ATruncatingAccumulatorFailsWithTheTermOnACoherentSum) {
+// Positive A and B: a coherent sum (y ~ K/4), where an adder that truncates after every product
+// (a kernel adding with round-toward-zero) is off by about K u / 2 relative, 5x the rule's 1e-4
+// at K = 16384; rounding to nearest stays near u sqrt(K). (The tensor cores' adder truncates
+// once per 8-product k-step: about 0.4 of the rule on one such output here; it fails on
+// reductions and long convs, call 130, and the fused kernels promote, FT_PROMOTE.)
+TEST(Fp32Rule, ATruncatingAdderFailsWithTheTermOnACoherentSum) {
   ModelData d = draw_model_data(problem(), 9);
   for (float& v : d.input) v = std::fabs(v);
   for (float& v : d.weight) v = std::fabs(v);
@@ -111,6 +114,39 @@ TEST(Fp32Rule, ATruncatingAccumulatorFailsWithTheTermOnACoherentSum) {
   EXPECT_EQ(right.mismatches, 0U);
   EXPECT_GT(trunc.worst_ratio, 2.0);
   EXPECT_EQ(trunc.mismatches, trunc.count);
+}
+
+// A sum over 4096 features of a linear's outputs: each output's rounding is independent of the
+// others', so the fp32 variances add (ft_reduce_bound_finish, strict); adding their standard
+// deviations, as the TF32 rule does for its correlated errors, widened the term by sqrt(4096)
+// and let TF32 products pass (the review of 2026-12-07: 0 of 16 rows failed).
+TEST(Fp32Rule, AReductionAddsTheVariancesSoTf32ProductsStillFail) {
+  const spec::Problem p = spec::parse("linear(m=16,k=4096,n=4096) | reduce_sum(1)");
+  const ModelData d = draw_model_data(p, 5);
+  const BoundedReference ref = model_reference_with_bounds(p, d, MathMode::fp32);
+  const auto pipeline = [&](bool tf32) {
+    std::vector<float> out;
+    for (int64_t m = 0; m < 16; ++m) {
+      float total = 0.0f;
+      for (int64_t n = 0; n < 4096; ++n) {
+        float s = 0.0f;
+        for (int64_t k = 0; k < 4096; ++k) {
+          float a = d.input[size_t(m * 4096 + k)], w = d.weight[size_t(n * 4096 + k)];
+          if (tf32) a = testing::tf32_round(a, false), w = testing::tf32_round(w, false);
+          s = std::fma(a, w, s);
+        }
+        total += s + d.bias[size_t(n)];
+      }
+      out.push_back(total);
+    }
+    return out;
+  };
+  const GpuErrorStats right = judge(ref, pipeline(false), true), tf32 = judge(ref, pipeline(true), true);
+  std::printf("linear | reduce_sum: fp32 worst %.3g; tf32 products worst %.3g, %llu of %llu fail\n",
+              right.worst_ratio, tf32.worst_ratio, (unsigned long long)tf32.mismatches,
+              (unsigned long long)tf32.count);
+  EXPECT_EQ(right.mismatches, 0U);
+  EXPECT_GT(tf32.mismatches, tf32.count / 2);
 }
 
 // The variance the TF32 rule carries is far larger: using it for the fp32 rule would pass TF32.

@@ -118,7 +118,7 @@ Expected expected(const Case& tc, const std::vector<float>& x, const std::vector
     if (tc.math == MathMode::fp32) {
       e.bound[i] = 1e-5 * (terms.a[i] + std::fabs(b));
     } else {
-      ref::Bounded v = ref::conv_bounded(terms.y[i], terms.a[i], terms.b[i], terms.n[i]);
+      ref::Bounded v = ref::conv_bounded(terms.y[i], terms.a[i], terms.b[i], terms.n[i], MathMode::tf32);
       if (tc.bias) ref::add_bias_bounded(v, b);
       e.bound[i] = v.e;
     }

@@ -69,7 +69,7 @@ std::vector<double> tolerances(const Case& tc, const reference::detail::MainTerm
     switch (tc.mode) {
       case MathMode::fp32: tol[i] = 1e-5 * (terms.a[i] + std::abs(b)); break;
       case MathMode::tf32: {
-        reference::Bounded bd = reference::conv_bounded(terms.y[i], terms.a[i], terms.b[i], terms.n[i]);
+        reference::Bounded bd = reference::conv_bounded(terms.y[i], terms.a[i], terms.b[i], terms.n[i], MathMode::tf32);
         if (tc.gemm.bias) reference::add_bias_bounded(bd, b);
         tol[i] = bd.e;
         break;

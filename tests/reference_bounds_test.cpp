@@ -234,18 +234,19 @@ TEST(BoundArithmetic, StorageRoundsUp) {
 TEST(BoundArithmetic, ConvBoundByHand) {
   // One term: y = x w, A = |x w|, B = (x w)^2.
   const double y = -0.3, a = 0.3, b = 0.09;
-  const Bounded c = conv_bounded(y, a, b, 1);
+  const Bounded c = conv_bounded(y, a, b, 1, MathMode::tf32);
   const double gamma1 = 0x1p-23 / (1 - 0x1p-23);
   EXPECT_DOUBLE_EQ(c.e, (2 * kUt + kUt * kUt) * a + gamma1 * (1 + kUt) * (1 + kUt) * a + kU * 0.3);
   // the inputs' roundings, plus the accumulation's: one k-step, 2 ulps of |y| at most
   EXPECT_DOUBLE_EQ(c.var, 2.0 / 3.0 * kUt * kUt * b + (2 * kU * 0.3) * (2 * kU * 0.3));
   // the accumulation's term grows with the k-steps (8 terms each) and |y|, not A
   const double inputs = 2.0 / 3.0 * kUt * kUt * b;
-  EXPECT_NEAR(conv_bounded(y, a, b, 2304).var - inputs, (2 * 288 * kU * 0.3) * (2 * 288 * kU * 0.3), 1e-22);
-  EXPECT_DOUBLE_EQ(conv_bounded(0.0, a, b, 2304).var, inputs);
+  EXPECT_NEAR(conv_bounded(y, a, b, 2304, MathMode::tf32).var - inputs, (2 * 288 * kU * 0.3) * (2 * 288 * kU * 0.3),
+              1e-22);
+  EXPECT_DOUBLE_EQ(conv_bounded(0.0, a, b, 2304, MathMode::tf32).var, inputs);
   // gamma grows with the number of terms; 2^23 terms have no bound.
-  EXPECT_GT(conv_bounded(y, a, b, 4096).e, c.e);
-  EXPECT_EQ(conv_bounded(y, a, b, int64_t(1) << 23).e, kInf);
+  EXPECT_GT(conv_bounded(y, a, b, 4096, MathMode::tf32).e, c.e);
+  EXPECT_EQ(conv_bounded(y, a, b, int64_t(1) << 23, MathMode::tf32).e, kInf);
 }
 
 TEST(BoundArithmetic, BiasAndOps) {
@@ -291,19 +292,19 @@ TEST(BoundArithmetic, SoftplusSwitchAddsTheJump) {
 
 TEST(BoundArithmetic, Reductions) {
   const std::vector<Bounded> ch = {{1.0, 1e-4, 1e-8}, {-2.0, 3e-4, 4e-8}, {0.5, 2e-4, 9e-8}};
-  const Bounded mn = reduce_bounded(ReduceKind::min, ch);
+  const Bounded mn = reduce_bounded(ReduceKind::min, ch, MathMode::tf32);
   EXPECT_EQ(mn.v, -2.0);
   EXPECT_EQ(mn.e, 3e-4);   // max_k E_k
   EXPECT_EQ(mn.var, 9e-8);  // max_k V_k
-  const Bounded mx = reduce_bounded(ReduceKind::max, ch);
+  const Bounded mx = reduce_bounded(ReduceKind::max, ch, MathMode::tf32);
   EXPECT_EQ(mx.v, 1.0);
   EXPECT_EQ(mx.e, 3e-4);
   const double g3 = 3 * 0x1p-23 / (1 - 3 * 0x1p-23);
-  const Bounded sum = reduce_bounded(ReduceKind::sum, ch);
+  const Bounded sum = reduce_bounded(ReduceKind::sum, ch, MathMode::tf32);
   EXPECT_EQ(sum.v, -0.5);
   EXPECT_DOUBLE_EQ(sum.e, 6e-4 + g3 * (3.5 + 6e-4));
   EXPECT_DOUBLE_EQ(sum.var, std::pow(1e-4 + 2e-4 + 3e-4, 2));  // (sum sqrt V)^2
-  const Bounded mean = reduce_bounded(ReduceKind::mean, ch);
+  const Bounded mean = reduce_bounded(ReduceKind::mean, ch, MathMode::tf32);
   EXPECT_DOUBLE_EQ(mean.v, -0.5 / 3);
   const double me = (6e-4 + g3 * (3.5 + 6e-4)) / 3;
   EXPECT_DOUBLE_EQ(mean.e, me + 2 * kU * (0.5 / 3 + me));

@@ -43,7 +43,8 @@ std::string describe(const spec::Problem& p) {
   return s;
 }
 
-// An output judged under the TF32 rule (against the CPU twin's bounds) and the fp32 rule.
+// An output judged under the TF32 rule (against the CPU twin's bounds) and the fp32 rule (with
+// the twin's fp32 variances: its dot-product term, as the worker judges it).
 struct Judged {
   GpuErrorStats tf32, fp32;
   Verdict tf32_verdict, fp32_verdict;
@@ -53,7 +54,8 @@ Judged judge_both(const spec::Problem& p, const ProblemData& d, const std::vecto
   const BoundedReference b = reference_with_bounds(p, d);
   Judged j;
   j.tf32 = compare_bounded(out.data(), b.values.data(), b.bound.data(), b.var.data(), b.values.size(), MathMode::tf32);
-  j.fp32 = compare_bounded(out.data(), b.values.data(), nullptr, nullptr, b.values.size(), MathMode::fp32);
+  const BoundedReference f = reference_with_bounds(p, d, MathMode::fp32);
+  j.fp32 = compare_bounded(out.data(), f.values.data(), nullptr, f.var.data(), f.values.size(), MathMode::fp32);
   j.tf32_verdict = judge(j.tf32, MathMode::tf32);
   j.fp32_verdict = judge(j.fp32, MathMode::fp32);
   return j;

@@ -48,7 +48,7 @@ void apply_op_bounded(const spec::Op& op, Bounded& x, const double* chan_k) {
                  operand_or_zero(op, 1, chan_k), fact.ulps, fact.cancels ? 1 : 0, fact.xrel);
 }
 
-Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels) {
+Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels, MathMode math) {
   double acc = reduce_init(kind);
   ft_reduce_bound r = ft_reduce_bound_init();
   for (const Bounded& c : channels) {
@@ -57,7 +57,8 @@ Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels)
   }
   Bounded out;
   out.v = reduce_finish(kind, acc, int64_t(channels.size()));
-  ft_reduce_bound_finish(r, int(kind), double(channels.size()), out.v, out.e, out.var);
+  ft_reduce_bound_finish(r, int(kind), double(channels.size()), out.v, out.e, out.var,
+                         math == MathMode::fp32 ? 1 : 0);
   return out;
 }
 

@@ -27,13 +27,14 @@ struct Bounded {
 
 // The conv output's bound and variance from y = sum x_i w_i, A = sum |x_i w_i|, B = sum (x_i w_i)^2
 // over crs terms; under fp32 the variance is the fp32 rule's dot-product term (ft_var_dot_fp32).
-[[nodiscard]] Bounded conv_bounded(double y, double a, double b, int64_t crs, MathMode math = MathMode::tf32);
+[[nodiscard]] Bounded conv_bounded(double y, double a, double b, int64_t crs, MathMode math);
 // x + bias, in place.
 void add_bias_bounded(Bounded& x, double bias);
 // One elementwise op, in place (apply_op for the value; chan_k as for apply_op).
 void apply_op_bounded(const spec::Op& op, Bounded& x, const double* chan_k);
-// The channel reduction of one pixel's K values (after the pre ops), in channel order.
-[[nodiscard]] Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels);
+// The channel reduction of one pixel's K values (after the pre ops), in channel order; under
+// fp32 the variances add (ref_bounds.cuh ft_reduce_bound_finish, strict).
+[[nodiscard]] Bounded reduce_bounded(spec::ReduceKind kind, std::span<const Bounded> channels, MathMode math);
 
 // A bound or variance as the reference stores it: fp32, never below the double (+inf for NaN).
 [[nodiscard]] float store_bound(double d);

@@ -240,7 +240,7 @@ BoundedReference reference_with_bounds(const spec::Problem& p, const ProblemData
     detail::parallel_for(K, 3.0 * plane_work(cv), [&](int64_t k) { conv_and_pre(n, k, planes.data() + k * plane); });
     for (int64_t i = 0; i < plane; ++i) {
       for (int64_t k = 0; k < K; ++k) pixel[size_t(k)] = planes[size_t(k * plane + i)];
-      Bounded r = reduce_bounded(*p.reduce, pixel);
+      Bounded r = reduce_bounded(*p.reduce, pixel, math);
       post(r);
       store(r, size_t(n * plane + i), out);
     }

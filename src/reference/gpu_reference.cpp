@@ -49,7 +49,7 @@ constexpr size_t kScratchBytes = 128;
 constexpr size_t kAllocGranule = size_t(2) << 20;
 size_t allocated(size_t bytes) { return (bytes + kAllocGranule - 1) / kAllocGranule * kAllocGranule; }
 
-// One RefArrays' device memory: 8-byte values, and under tf32 4-byte bounds and variances.
+// One RefArrays' device memory: 8-byte values, and (both rules) 4-byte bounds and variances.
 size_t arrays_bytes(uint64_t count, bool bounds) {
   const size_t b = allocated(size_t(count) * sizeof(double));
   return bounds ? b + 2 * allocated(size_t(count) * sizeof(float)) : b;

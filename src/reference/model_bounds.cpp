@@ -86,7 +86,7 @@ BTensor main_bounded(const spec::Problem& p, const ModelData& d, const detail::M
   return out;
 }
 
-BTensor run_chain(const spec::Problem& p, const ModelData& d, BTensor x) {
+BTensor run_chain(const spec::Problem& p, const ModelData& d, BTensor x, MathMode math) {
   const int64_t C = x.shape[1];
   int64_t inner = 1;
   for (std::size_t i = 2; i < x.shape.size(); ++i) inner *= x.shape[i];
@@ -105,7 +105,7 @@ BTensor run_chain(const spec::Problem& p, const ModelData& d, BTensor x) {
     for (const auto& members : members_of(g)) {
       std::vector<Bounded> set;
       for (std::size_t i : members) set.push_back(x.v[i]);
-      y.v.push_back(reduce_bounded(*p.reduce, set));
+      y.v.push_back(reduce_bounded(*p.reduce, set, math));
     }
     x = std::move(y);
   }
@@ -160,13 +160,14 @@ BTensor op_stage(const spec::Problem& p, const spec::Stage& st, const BTensor& x
   return out;
 }
 
-BTensor reduce_stage(const BTensor& x, spec::ReduceKind kind, const std::vector<int>& dims, bool keepdim) {
+BTensor reduce_stage(const BTensor& x, spec::ReduceKind kind, const std::vector<int>& dims, bool keepdim,
+                     MathMode math) {
   const Grouping g = detail::group_by(x.shape, mask(x.shape.size(), dims));
   BTensor out{reduced_shape(x.shape, dims, keepdim), {}};
   for (const auto& members : members_of(g)) {
     std::vector<Bounded> set;
     for (std::size_t i : members) set.push_back(x.v[i]);
-    out.v.push_back(reduce_bounded(kind, set));
+    out.v.push_back(reduce_bounded(kind, set, math));
   }
   return out;
 }
@@ -228,17 +229,17 @@ BTensor softmax_stage(const BTensor& x, const spec::Stage& st) {
   return out;
 }
 
-BTensor pool_stage(const BTensor& x, const spec::Stage& st) {
+BTensor pool_stage(const BTensor& x, const spec::Stage& st, MathMode math) {
   const detail::Pooling pooling = detail::pool_windows(x.shape, st);
   BTensor out{pooling.shape, {}};
   for (const detail::PoolWindow& w : pooling.windows) {
     std::vector<Bounded> set;
     for (int64_t i : w.elems) set.push_back(x.v[std::size_t(i)]);
     if (st.pool == spec::PoolKind::max) {
-      out.v.push_back(reduce_bounded(spec::ReduceKind::max, set));
+      out.v.push_back(reduce_bounded(spec::ReduceKind::max, set, math));
       continue;
     }
-    const Bounded sum = reduce_bounded(spec::ReduceKind::sum, set);
+    const Bounded sum = reduce_bounded(spec::ReduceKind::sum, set, math);
     Bounded b{sum.v / double(w.divisor), 0.0, 0.0};
     ft_bound_divide(b.v, double(w.divisor), sum.e, sum.var, b.e, b.var);
     out.v.push_back(b);
@@ -290,7 +291,7 @@ BTensor norm_stage(const BTensor& x, const spec::Stage& st, const BTensor* weigh
   return out;
 }
 
-BTensor run_stages(const spec::Problem& p, const ModelData& d, BTensor x) {
+BTensor run_stages(const spec::Problem& p, const ModelData& d, BTensor x, MathMode math) {
   std::vector<BTensor> params, inputs, values(std::size_t(p.num_values));
   for (std::size_t i = 0; i < p.param_shapes.size(); ++i) params.push_back(exact(p.param_shapes[i], d.params[i]));
   for (std::size_t i = 0; i < p.input_shapes.size(); ++i) inputs.push_back(exact(p.input_shapes[i], d.inputs[i]));
@@ -298,11 +299,11 @@ BTensor run_stages(const spec::Problem& p, const ModelData& d, BTensor x) {
   for (const spec::Stage& st : p.stages) {
     switch (st.kind) {
       case spec::StageKind::op: x = op_stage(p, st, x, values, params, inputs); break;
-      case spec::StageKind::reduce: x = reduce_stage(x, st.reduce, st.dims, st.keepdim); break;
+      case spec::StageKind::reduce: x = reduce_stage(x, st.reduce, st.dims, st.keepdim, math); break;
       case spec::StageKind::logsumexp: x = logsumexp_stage(x, st); break;
       case spec::StageKind::softmax:
       case spec::StageKind::log_softmax: x = softmax_stage(x, st); break;
-      case spec::StageKind::pool: x = pool_stage(x, st); break;
+      case spec::StageKind::pool: x = pool_stage(x, st, math); break;
       case spec::StageKind::norm: x = norm_stage(x, st, param(st.weight_param), param(st.bias_param)); break;
       case spec::StageKind::name: values.at(std::size_t(st.value_index)) = x; break;
     }
@@ -341,7 +342,7 @@ BoundedReference model_reference_with_terms(const spec::Problem& p, const ModelD
                                             const detail::MainTerms& terms, MathMode math) {
   check_terms_data(p, d, terms);
   BTensor x = main_bounded(p, d, terms, math);
-  x = p.stages.empty() ? run_chain(p, d, std::move(x)) : run_stages(p, d, std::move(x));
+  x = p.stages.empty() ? run_chain(p, d, std::move(x), math) : run_stages(p, d, std::move(x), math);
   if (x.shape != spec::out_shape(p)) {
     throw InputError("model bounds: the output has shape " + spec::shape_text(x.shape) + ", spec says " +
                      spec::shape_text(spec::out_shape(p)));

@@ -14,8 +14,8 @@ namespace {
 
 enum Stream : uint64_t { kInput = 1, kWeight = 2, kBias = 3, kParam0 = 16, kInput0 = 1024 };
 
-// Signed values in (-b, b), odd multiples of b 2^-23: never 0, exact in fp32 (b a power of 2 or
-// 1/sqrt of an integer; the products are then exact too). (problem_data.cpp's draws are tied to
+// Signed values in (-b, b): odd multiples of b 2^-23 rounded to fp32 (exact when b is a power of
+// 2), never 0. (problem_data.cpp's draws are tied to
 // conv2d's ProblemData and its threshold placement; these are plain signed draws for any
 // problem, from the same streams.)
 std::vector<float> draw(int64_t count, uint64_t seed, uint64_t stream, double b = 1.0) {

@@ -141,8 +141,8 @@ std::string render_reference_epilogue_source(const spec::Problem& p, MathMode ma
   check_problem(p);
   const spec::Conv& c = p.conv;
   // Both rules carry the variances through the epilogue (the fp32 rule its dot-product term;
-  // the main operator's V0 is the math mode's, ref_conv.cu FT_REF_STRICT).
-  (void)math;
+  // the main operator's V0 is the math mode's, ref_conv.cu FT_REF_STRICT, and so is how a
+  // reduction combines them).
   const bool bounds = true;
   std::string src = fmt::format(
       "// GPU float64 reference epilogue, rendered by src/reference/render_double.cpp for\n"
@@ -150,10 +150,10 @@ std::string render_reference_epilogue_source(const spec::Problem& p, MathMode ma
       "// math {}: {}\n"
       "#define FT_REF_RENDERED 1\n"
       "#define FT_N {}\n#define FT_K {}\n#define FT_P {}\n#define FT_Q {}\n"
-      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n#define FT_REF_BOUNDS {}\n",
+      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n#define FT_REF_BOUNDS {}\n#define FT_REF_STRICT {}\n",
       spec::canonical(p), math_mode_name(math),
-      bounds ? "values with the TF32 rule's bounds and variances" : "values only (the fp32 rule)", c.n, c.k, c.p(),
-      c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0, bounds ? 1 : 0);
+      math == MathMode::fp32 ? "values with the fp32 rule's variances" : "values with the TF32 rule's bounds and variances",
+      c.n, c.k, c.p(), c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0, bounds ? 1 : 0, math == MathMode::fp32 ? 1 : 0);
   if (p.reduce) src += fmt::format("#define FT_REF_REDUCE_KIND {}\n", int(*p.reduce));
   src += "\n";
   src += reference_template("ref_math.cu");

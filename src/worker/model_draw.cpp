@@ -49,7 +49,7 @@ reference::RefArrays upload_answer(const reference::BoundedReference& answer, do
   reference::RefArrays a;
   a.count = answer.values.size();
   a.values = upload(std::span<const double>(answer.values));
-  // Under fp32 the comparison reads neither; they cost 8 bytes a value where a draw is small.
+  // The TF32 rule reads both; the fp32 rule reads the variances (its dot-product term).
   a.bound = upload(std::span<const float>(answer.bound));
   a.var = upload(std::span<const float>(answer.var));
   a.var_scale = var_scale;
