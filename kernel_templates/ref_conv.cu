@@ -4,21 +4,17 @@
 // padding and dilation arrive as #defines (rendered by src/reference/gpu_sources.cpp);
 // the defaults below only let the template compile on its own.
 //
-// Two kernels on one body:
-//   ft_ref_conv         y only (the main operator of a problem whose answer needs no bounds);
-//   ft_ref_conv_bounds  (FT_REF_BOUNDS 1) also A = sum |x w| and B = sum (x w)^2 in double next to
-//                       y, folded at the end into the TF32 rule's E0 and V0 (ref_bounds.cuh
-//                       ft_bound_conv, ft_var_conv; under FT_REF_STRICT the fp32 rule's V0,
-//                       ft_var_dot_fp32), stored as floats rounded up: A and B never reach
-//                       memory, so the bounds cost 8 bytes per output, not 16.
+// ft_ref_conv accumulates A = sum |x w| and B = sum (x w)^2 in double next to y, folded at the
+// end into the TF32 rule's E0 and V0 (ref_bounds.cuh ft_bound_conv, ft_var_conv; under
+// FT_REF_STRICT the fp32 rule's V0, ft_var_dot_fp32), stored as floats rounded up: A and B never
+// reach memory, so the bounds cost 8 bytes per output, not 16. Both rules read them.
 //
 // Work split: a block owns FT_REF_THREADS consecutive output pixels (p,q) of one image n and
 // FT_REF_KT consecutive output channels; each thread accumulates FT_REF_KT outputs of its
 // pixel. The filter taps are staged in shared memory FT_REF_E at a time, converted to double
 // once there, and read as broadcasts, so each x load (coalesced along q) feeds FT_REF_KT
-// double FMAs (four double operations each with the bounds: the product, y, A, B). Simple, and
-// fast enough: kernelbench-31 (0.6 TFLOP) takes tens of ms on an H200 (about four times that
-// with the bounds).
+// double operations of four kinds each (the product, y, A, B). Simple, and fast enough:
+// kernelbench-31 (0.6 TFLOP) takes about a hundred ms on an H200.
 //
 // Indexing: tensor offsets are 64-bit (N*C*H*W and N*K*P*Q exceed 2^31); offsets inside one
 // input image are int, which the host guarantees by requiring C*H*W < 2^31.
@@ -42,9 +38,6 @@
 #ifndef FT_REF_STRICT
 #define FT_REF_STRICT 0  // V0 of the fp32 rule (1) or the TF32 rule (0): the renderer sets it per math mode
 #endif
-#ifndef FT_REF_BOUNDS
-#define FT_REF_BOUNDS 1  // also compile ft_ref_conv_bounds (the renderer sets it per math mode)
-#endif
 #ifndef FT_REF_THREADS
 #define FT_REF_THREADS 128  // output pixels per block
 #endif
@@ -54,7 +47,7 @@
 #ifndef FT_REF_E
 #define FT_REF_E 64  // (c,r,s) taps staged per step
 #endif
-#if FT_REF_BOUNDS && !defined(FT_REF_BOUNDS_CUH)
+#ifndef FT_REF_BOUNDS_CUH
 #include "ref_bounds.cuh"  // NVRTC gets it pasted in front instead (gpu_sources.cpp)
 #endif
 
@@ -62,10 +55,10 @@
 #define FT_RS (FT_R * FT_S)
 #define FT_CRS (FT_C * FT_RS)
 
-template <bool kBounds>
-__device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, const float* __restrict__ w,
-                                                 double* __restrict__ y, float* __restrict__ bound,
-                                                 float* __restrict__ var) {
+// y, and the rule's E0 (bound) and V0 (var) per output, as floats rounded up.
+extern "C" __global__ void __launch_bounds__(FT_REF_THREADS)
+ft_ref_conv(const float* __restrict__ x, const float* __restrict__ w, double* __restrict__ y,
+            float* __restrict__ bound, float* __restrict__ var) {
   __shared__ double w_s[FT_REF_E][FT_REF_KT];  // [tap][channel]: one row is read as a broadcast
   __shared__ int x_off[FT_REF_E];              // tap's offset in the image: (c*H + r*dil_h)*W + s*dil_w
   __shared__ int tap_h[FT_REF_E];              // r*dil_h and s*dil_w, for the padding test
@@ -87,13 +80,10 @@ __device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, co
   const int k0 = (int)blockIdx.y * FT_REF_KT;
 
   double acc[FT_REF_KT];
-  double acc_a[kBounds ? FT_REF_KT : 1];  // sum |x w|
-  double acc_b[kBounds ? FT_REF_KT : 1];  // sum (x w)^2
+  double acc_a[FT_REF_KT];  // sum |x w|
+  double acc_b[FT_REF_KT];  // sum (x w)^2
 #pragma unroll
-  for (int kk = 0; kk < FT_REF_KT; ++kk) {
-    acc[kk] = 0.0;
-    if constexpr (kBounds) acc_a[kk] = acc_b[kk] = 0.0;
-  }
+  for (int kk = 0; kk < FT_REF_KT; ++kk) acc[kk] = acc_a[kk] = acc_b[kk] = 0.0;
 
   for (int e0 = 0; e0 < FT_CRS; e0 += FT_REF_E) {
     __syncthreads();  // the previous chunk has been consumed by every thread
@@ -131,14 +121,10 @@ __device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, co
       }
 #pragma unroll
       for (int kk = 0; kk < FT_REF_KT; ++kk) {
-        if constexpr (kBounds) {
-          const double prod = xv * w_s[e][kk];  // exact
-          acc[kk] += prod;
-          acc_a[kk] += fabs(prod);
-          acc_b[kk] = fma(prod, prod, acc_b[kk]);
-        } else {
-          acc[kk] = fma(xv, w_s[e][kk], acc[kk]);
-        }
+        const double prod = xv * w_s[e][kk];  // exact
+        acc[kk] += prod;
+        acc_a[kk] += fabs(prod);
+        acc_b[kk] = fma(prod, prod, acc_b[kk]);
       }
     }
   }
@@ -149,26 +135,8 @@ __device__ __forceinline__ void ft_ref_conv_body(const float* __restrict__ x, co
   for (int kk = 0; kk < FT_REF_KT; ++kk) {
     if (k0 + kk < FT_K) {
       y[out0 + kk * FT_PQ] = acc[kk];
-#if FT_REF_BOUNDS
-      if constexpr (kBounds) {
-        bound[out0 + kk * FT_PQ] = ft_bound_store(ft_bound_conv(acc_a[kk], acc[kk], (double)FT_CRS));
-        var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_main(acc[kk], acc_b[kk], (double)FT_CRS, FT_REF_STRICT));
-      }
-#endif
+      bound[out0 + kk * FT_PQ] = ft_bound_store(ft_bound_conv(acc_a[kk], acc[kk], (double)FT_CRS));
+      var[out0 + kk * FT_PQ] = ft_bound_store(ft_var_main(acc[kk], acc_b[kk], (double)FT_CRS, FT_REF_STRICT));
     }
   }
 }
-
-extern "C" __global__ void __launch_bounds__(FT_REF_THREADS)
-ft_ref_conv(const float* __restrict__ x, const float* __restrict__ w, double* __restrict__ y) {
-  ft_ref_conv_body<false>(x, w, y, nullptr, nullptr);
-}
-
-#if FT_REF_BOUNDS
-// y, and the rule's E0 (bound) and V0 (var) per output, as floats rounded up.
-extern "C" __global__ void __launch_bounds__(FT_REF_THREADS)
-ft_ref_conv_bounds(const float* __restrict__ x, const float* __restrict__ w, double* __restrict__ y,
-                   float* __restrict__ bound, float* __restrict__ var) {
-  ft_ref_conv_body<true>(x, w, y, bound, var);
-}
-#endif

@@ -5,12 +5,11 @@
 // of this file:
 //   FT_N, FT_K, FT_P, FT_Q          extents; output (N,K,P,Q), or (N,1,P,Q) when FT_REF_REDUCE
 //   FT_REF_HAS_BIAS                 chan[0, K) is the conv bias
-//   FT_REF_BOUNDS                   carry each value's bound e and variance var (ref_bounds.cuh)
-//                                   from the conv's E0/V0 to the output (both rules)
 //   FT_REF_STRICT                   the fp32 rule: a reduction's variances add (independent
 //                                   roundings) instead of its standard deviations
-//   ft_ref_pre(v, e, var, chan, k)  the ops before the reduction (per-channel operands read chan);
-//                                   e and var are untouched without FT_REF_BOUNDS
+//   ft_ref_pre(v, e, var, chan, k)  the ops before the reduction (per-channel operands read chan),
+//                                   each carrying the value's bound e and variance var
+//                                   (ref_bounds.cuh) from the conv's E0/V0 on (both rules read them)
 //   ft_ref_reduce_init/step/finish  the reduction's value, when FT_REF_REDUCE; its bound follows
 //                                   FT_REF_REDUCE_KIND (FT_REDUCE_MIN ... in ref_bounds.cuh)
 //   ft_ref_post(v, e, var)          the ops after it
@@ -26,7 +25,6 @@
 #define FT_Q 1
 #define FT_REF_HAS_BIAS 0
 #define FT_REF_REDUCE 0
-#define FT_REF_BOUNDS 1
 #define FT_REF_STRICT 0
 #ifndef FT_REF_BOUNDS_CUH
 #include "ref_bounds.cuh"  // NVRTC gets it pasted in front instead (render_double.cpp)
@@ -46,9 +44,7 @@ __device__ __forceinline__ void ft_ref_post(double&, double&, double&) {}
 __device__ __forceinline__ void ft_ref_bias(double& v, double& e, const float* __restrict__ chan, long long k) {
 #if FT_REF_HAS_BIAS
   v = v + (double)chan[k];
-#if FT_REF_BOUNDS
   e = ft_bound_bias(e, v);
-#endif
 #endif
   (void)v;
   (void)e;
@@ -60,33 +56,18 @@ __device__ __forceinline__ void ft_ref_bias(double& v, double& e, const float* _
 __device__ __forceinline__ void ft_ref_load(const double* y64, const float* e_in, const float* v_in, long long i,
                                             double& v, double& e, double& var) {
   v = y64[i];
-#if FT_REF_BOUNDS
   e = (double)e_in[i];
   var = (double)v_in[i];
-#else
-  (void)e_in;
-  (void)v_in;
-  e = 0.0;
-  var = 0.0;
-#endif
 }
 
 __device__ __forceinline__ void ft_ref_store(double* ref64, float* e_out, float* v_out, long long i, double v, double e,
                                              double var) {
   ref64[i] = v;
-#if FT_REF_BOUNDS
   e_out[i] = ft_bound_store(e);
   v_out[i] = ft_bound_store(var);
-#else
-  (void)e_out;
-  (void)v_out;
-  (void)e;
-  (void)var;
-#endif
 }
 
-// Grid-stride over output elements: any grid size is correct, the host caps it. e_in, v_in,
-// e_out, v_out are read and written only with FT_REF_BOUNDS (pass 0 otherwise).
+// Grid-stride over output elements: any grid size is correct, the host caps it.
 extern "C" __global__ void __launch_bounds__(FT_REF_EPILOGUE_THREADS)
 ft_ref_epilogue(const double* y64, const float* e_in, const float* v_in, const float* __restrict__ chan, double* ref64,
                 float* e_out, float* v_out) {
@@ -101,23 +82,17 @@ ft_ref_epilogue(const double* y64, const float* e_in, const float* v_in, const f
     const long long pq = i - n * FT_PQ;
     const long long base = n * FT_K * FT_PQ + pq;
     double acc = ft_ref_reduce_init();
-#if FT_REF_BOUNDS
     ft_reduce_bound rb = ft_reduce_bound_init();
-#endif
     for (long long k = 0; k < FT_K; ++k) {
       double v, e, var;
       ft_ref_load(y64, e_in, v_in, base + k * FT_PQ, v, e, var);
       ft_ref_bias(v, e, chan, k);
       ft_ref_pre(v, e, var, chan, k);
       acc = ft_ref_reduce_step(acc, v);
-#if FT_REF_BOUNDS
       ft_reduce_bound_step(rb, v, e, var);
-#endif
     }
     double v = ft_ref_reduce_finish(acc), e = 0.0, var = 0.0;
-#if FT_REF_BOUNDS
     ft_reduce_bound_finish(rb, FT_REF_REDUCE_KIND, (double)FT_K, v, e, var, FT_REF_STRICT);
-#endif
     ft_ref_post(v, e, var);
     ft_ref_store(ref64, e_out, v_out, i, v, e, var);
   }

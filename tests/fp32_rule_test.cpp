@@ -28,27 +28,32 @@ constexpr int64_t kM = 16, kK = 16384, kN = 16;
 
 enum class Sum { fp32, tf32_products, truncating };
 
-// C = A B (A (M, K), B (K, N), row-major) summed in k order as one thread of an fp32 GEMM does.
+// One output's dot product of k = 0..K-1, a[k * as] * b[k * bs], summed in k order as one thread
+// of an fp32 GEMM does: fp32 FMAs, on TF32-rounded products, or with an adder that truncates.
+float dot(const float* a, int64_t as, const float* b, int64_t bs, int64_t K, Sum how) {
+  float s = 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    float x = a[k * as], w = b[k * bs];
+    if (how == Sum::tf32_products) x = testing::tf32_round(x, false), w = testing::tf32_round(w, false);
+    if (how == Sum::truncating) {
+      // the exact sum rounded toward zero: a double holds it exactly enough (48-bit product)
+      const double t = double(s) + double(x) * double(w);
+      float f = float(t);
+      if (std::fabs(double(f)) > std::fabs(t)) f = std::nextafter(f, 0.0f);
+      s = f;
+    } else {
+      s = std::fma(x, w, s);
+    }
+  }
+  return s;
+}
+
+// C = A B (A (M, K), B (K, N), row-major).
 std::vector<float> gemm(const ModelData& d, Sum how) {
   std::vector<float> out(size_t(kM * kN));
   for (int64_t m = 0; m < kM; ++m)
-    for (int64_t n = 0; n < kN; ++n) {
-      float s = 0.0f;
-      for (int64_t k = 0; k < kK; ++k) {
-        float a = d.input[size_t(m * kK + k)], b = d.weight[size_t(k * kN + n)];
-        if (how == Sum::tf32_products) a = testing::tf32_round(a, false), b = testing::tf32_round(b, false);
-        if (how == Sum::truncating) {
-          // the exact sum rounded toward zero: a double holds it exactly enough (48-bit product)
-          const double t = double(s) + double(a) * double(b);
-          float f = float(t);
-          if (std::fabs(double(f)) > std::fabs(t)) f = std::nextafter(f, 0.0f);
-          s = f;
-        } else {
-          s = std::fma(a, b, s);
-        }
-      }
-      out[size_t(m * kN + n)] = s;
-    }
+    for (int64_t n = 0; n < kN; ++n)
+      out[size_t(m * kN + n)] = dot(&d.input[size_t(m * kK)], 1, &d.weight[size_t(n)], kN, kK, how);
   return out;
 }
 
@@ -125,24 +130,18 @@ TEST(Fp32Rule, AReductionAddsTheVariancesSoTf32ProductsStillFail) {
   const spec::Problem p = spec::parse("linear(m=16,k=4096,n=4096) | reduce_sum(1)");
   const ModelData d = draw_model_data(p, 5);
   const BoundedReference ref = model_reference_with_bounds(p, d, MathMode::fp32);
-  const auto pipeline = [&](bool tf32) {
+  const auto pipeline = [&](Sum how) {
     std::vector<float> out;
     for (int64_t m = 0; m < 16; ++m) {
       float total = 0.0f;
-      for (int64_t n = 0; n < 4096; ++n) {
-        float s = 0.0f;
-        for (int64_t k = 0; k < 4096; ++k) {
-          float a = d.input[size_t(m * 4096 + k)], w = d.weight[size_t(n * 4096 + k)];
-          if (tf32) a = testing::tf32_round(a, false), w = testing::tf32_round(w, false);
-          s = std::fma(a, w, s);
-        }
-        total += s + d.bias[size_t(n)];
-      }
+      for (int64_t n = 0; n < 4096; ++n)
+        total += dot(&d.input[size_t(m * 4096)], 1, &d.weight[size_t(n * 4096)], 1, 4096, how) + d.bias[size_t(n)];
       out.push_back(total);
     }
     return out;
   };
-  const GpuErrorStats right = judge(ref, pipeline(false), true), tf32 = judge(ref, pipeline(true), true);
+  const GpuErrorStats right = judge(ref, pipeline(Sum::fp32), true);
+  const GpuErrorStats tf32 = judge(ref, pipeline(Sum::tf32_products), true);
   std::printf("linear | reduce_sum: fp32 worst %.3g; tf32 products worst %.3g, %llu of %llu fail\n",
               right.worst_ratio, tf32.worst_ratio, (unsigned long long)tf32.mismatches,
               (unsigned long long)tf32.count);
@@ -163,22 +162,17 @@ TEST(Fp32Rule, KernelBench9sShapePassesEveryDrawInFp32AndFailsInTf32) {
     SCOPED_TRACE("draw " + std::to_string(draw));
     const ModelData d = worker::model_verification_draw(p, 2026, draw);
     const BoundedReference ref = model_reference_with_bounds(p, d, MathMode::fp32);
-    const auto pipeline = [&](bool tf32) {
+    const auto pipeline = [&](Sum how) {
       std::vector<float> out;
       for (int64_t m = 0; m < 4; ++m)
         for (int64_t n = 0; n < N; ++n) {
-          float s = 0.0f;
-          for (int64_t k = 0; k < K; ++k) {
-            float a = d.input[size_t(m * K + k)], w = d.weight[size_t(n * K + k)];
-            if (tf32) a = testing::tf32_round(a, false), w = testing::tf32_round(w, false);
-            s = std::fma(a, w, s);
-          }
+          const float s = dot(&d.input[size_t(m * K)], 1, &d.weight[size_t(n * K)], 1, K, how);
           out.push_back(((s + d.bias[size_t(n)]) - 2.0f) * 1.5f);
         }
       return out;
     };
-    const GpuErrorStats right = judge(ref, pipeline(false), true);
-    const GpuErrorStats tf32 = judge(ref, pipeline(true), true);
+    const GpuErrorStats right = judge(ref, pipeline(Sum::fp32), true);
+    const GpuErrorStats tf32 = judge(ref, pipeline(Sum::tf32_products), true);
     std::printf("#9 draw %d: fp32 worst %.3g; tf32 products worst %.3g (%llu of %llu fail)\n", draw, right.worst_ratio,
                 tf32.worst_ratio, (unsigned long long)tf32.mismatches, (unsigned long long)tf32.count);
     EXPECT_EQ(right.mismatches, 0U);

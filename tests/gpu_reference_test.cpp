@@ -162,7 +162,7 @@ class GpuReferenceTest : public testing::GpuFixture<> {
       r.conv = download(*a.conv, stream());
       r.device_bytes += bytes_of(*a.conv);
     }
-    EXPECT_LE(r.device_bytes, GpuReference::answer_bytes(ref.problem(), ref.math(), with_conv));
+    EXPECT_LE(r.device_bytes, GpuReference::answer_bytes(ref.problem(), with_conv));
     EXPECT_EQ(a.conv.has_value(), with_conv);
     return r;
   }
@@ -649,7 +649,7 @@ TEST_F(GpuReferenceTest, FullSizePresetsAreFastAndRight) {
     const bool reduce = p->reduce.has_value();
     const char* name = reduce ? "kernelbench-32" : "kernelbench-31";
     SCOPED_TRACE(name);
-    const size_t bytes = size_t(p->conv.input_elems()) * 4 + GpuReference::answer_bytes(*p, MathMode::tf32, true) +
+    const size_t bytes = size_t(p->conv.input_elems()) * 4 + GpuReference::answer_bytes(*p, true) +
                          size_t(p->out_elems()) * 4;
     if (!enough_memory(bytes)) GTEST_SKIP() << "needs " << bytes / (1 << 20) << " MiB of free device memory";
     GpuReference ref(*p, arch_, MathMode::tf32);
@@ -697,7 +697,7 @@ TEST_F(GpuReferenceTest, IndexesPast2To31Elements) {
   p.conv = conv(520, 1, 2048, 2048, 1, 1, 1);
   p.pre = {op(OpKind::mul, {scalar(3.0)})};
   ASSERT_GT(p.out_elems(), int64_t(1) << 31);
-  const size_t bytes = size_t(p.conv.input_elems()) * 4 + GpuReference::answer_bytes(p, MathMode::tf32, false) +
+  const size_t bytes = size_t(p.conv.input_elems()) * 4 + GpuReference::answer_bytes(p, false) +
                        size_t(p.out_elems()) * 4;
   if (!enough_memory(bytes)) GTEST_SKIP() << "needs " << bytes / (1 << 20) << " MiB of free device memory";
   GpuReference ref(p, arch_, MathMode::tf32);

@@ -146,7 +146,7 @@ TEST_F(GpuSlicedVerify, PastTwoToTheThirtyOneConvOutputs) {
       ctx.make_current();
       const double free_bytes = double(fusetune::gpu::device_memory().free_bytes);
       try {
-        const auto m = fusetune::worker::plan_verify_memory(problem, fusetune::MathMode::tf32, 3, free_bytes);
+        const auto m = fusetune::worker::plan_verify_memory(problem, 3, free_bytes);
         std::printf("  %.1f GB free: slices of %lld images, about %.1f GB needed\n", free_bytes / 1e9,
                     static_cast<long long>(m.slice_images), m.need / 1e9);
       } catch (const std::exception& e) {

@@ -96,7 +96,7 @@ void expect_compiles(const std::string& source, const std::string& name, const s
 TEST(GpuReferenceRender, EveryTemplateCompilesOnItsOwn) {
   expect_compiles(reference_template("ref_fill.cu"), "ref_fill.cu",
                   {"ft_fill_uniform", "ft_fill_u32", "ft_check_u32", "ft_spin"});
-  expect_compiles(reference_template("ref_conv.cu"), "ref_conv.cu", {"ft_ref_conv", "ft_ref_conv_bounds"}, false, true);
+  expect_compiles(reference_template("ref_conv.cu"), "ref_conv.cu", {"ft_ref_conv"}, false, true);
   expect_compiles(reference_template("ref_epilogue.cu"), "ref_epilogue.cu", {"ft_ref_epilogue"}, false, true);
   expect_compiles(reference_template("ref_compare.cu"), "ref_compare.cu", {"ft_compare_init", "ft_compare"}, false,
                   true);
@@ -147,8 +147,8 @@ TEST(GpuReferenceRender, ConvCompilesForAwkwardShapes) {
                                std::string(math_mode_name(math));
       const std::string src = render_reference_conv_source(p, math);
       // Both rules read the variances; fp32's V0 is its dot-product term (FT_REF_STRICT).
-      expect_compiles(src, name, {"ft_ref_conv", "ft_ref_conv_bounds"});
-      EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
+      expect_compiles(src, name, {"ft_ref_conv"});
+      EXPECT_NE(src.find("ft_var_main(acc[kk], acc_b[kk]"), std::string::npos);
       EXPECT_NE(src.find(math == MathMode::fp32 ? "#define FT_REF_STRICT 1\n" : "#define FT_REF_STRICT 0\n"),
                 std::string::npos);
     }
@@ -161,7 +161,6 @@ TEST(GpuReferenceRender, ConvLaunchShape) {
     EXPECT_EQ(l.channels_per_thread, 16);
     EXPECT_EQ(l.grid_x, 128u * ((126u * 126u + 127u) / 128u));
     EXPECT_EQ(l.grid_y, 8u);
-    EXPECT_TRUE(l.bounds);
     EXPECT_EQ(l.strict, math == MathMode::fp32);
     spec::Problem small;
     small.conv = conv(1, 1, 7, 7, 3, 3, 3);
@@ -179,20 +178,18 @@ TEST(GpuReferenceRender, AnswerBytes) {
   const auto pages = [](double bytes) { return std::ceil(bytes / double(1 << 21)) * double(1 << 21); };
   spec::Problem kb31 = kernelbench31();
   const double e31 = double(kb31.conv.conv_out_elems());  // 128*128*126*126
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::fp32, false)), pages(8 * e31) + 2 * pages(4 * e31));
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, false)), pages(8 * e31) + 2 * pages(4 * e31));
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, MathMode::tf32, true)), 2 * (pages(8 * e31) + 2 * pages(4 * e31)));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, false)), pages(8 * e31) + 2 * pages(4 * e31));
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb31, true)), 2 * (pages(8 * e31) + 2 * pages(4 * e31)));
   spec::Problem kb32;
   kb32.conv = conv(64, 64, 256, 256, 128, 3, 3);
   kb32.pre = {op(OpKind::mul, {scalar(2.0)})};
   kb32.reduce = ReduceKind::min;
   const double e32 = double(kb32.conv.conv_out_elems()), o32 = double(kb32.out_elems());
-  const double tf32 = pages(8 * e32) + 2 * pages(4 * e32) + pages(8 * o32) + 2 * pages(4 * o32);
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), tf32);
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::tf32, true)), tf32);  // the scratch is kept instead
-  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, MathMode::fp32, false)), tf32);
+  const double whole = pages(8 * e32) + 2 * pages(4 * e32) + pages(8 * o32) + 2 * pages(4 * o32);
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, false)), whole);
+  EXPECT_EQ(double(GpuReference::answer_bytes(kb32, true)), whole);  // the scratch is kept instead
   // kernelbench-32's 528 M conv outputs: 16 bytes each (+ 16/K for the reduced output).
-  EXPECT_LT(double(GpuReference::answer_bytes(kb32, MathMode::tf32, false)), 16.2 * e32);
+  EXPECT_LT(double(GpuReference::answer_bytes(kb32, false)), 16.2 * e32);
 }
 
 TEST(GpuReferenceRender, EpilogueCompilesWithEveryOpAndReduction) {
@@ -280,7 +277,8 @@ TEST(GpuReferenceRender, EverySourceNamesTheProblemAndShape) {
   EXPECT_NE(src.find("| min(0.5) | add(param[k]) | mul(2)"), std::string::npos) << src.substr(0, 400);
   EXPECT_NE(src.find("#define FT_P 126\n"), std::string::npos);
   EXPECT_NE(src.find("#define FT_REF_REDUCE 0\n"), std::string::npos);
-  EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);  // fp32 reads the variances too
+  EXPECT_NE(src.find("#define FT_REF_STRICT 1\n"), std::string::npos);  // fp32 reads its variances
+  EXPECT_NE(src.find("ft_bound_apply(v, e, var, ft_ref_min(v, 0.5)"), std::string::npos);  // carried under fp32 too
   EXPECT_NE(src.find("ft_ref_min(v, 0.5)"), std::string::npos);
   p.pre.clear();
   p.reduce = ReduceKind::mean;
@@ -295,7 +293,7 @@ TEST(GpuReferenceRender, EverySourceNamesTheProblemAndShape) {
 TEST(GpuReferenceRender, BoundStepsCarryTheOpTableFacts) {
   const spec::Problem p = kernelbench31();
   const std::string src = render_reference_epilogue_source(p, MathMode::tf32);
-  EXPECT_NE(src.find("#define FT_REF_BOUNDS 1\n"), std::string::npos);
+  EXPECT_NE(src.find("#define FT_REF_STRICT 0\n"), std::string::npos);
   EXPECT_NE(src.find("ft_bound_apply(v, e, var, ft_ref_min(v, 0.5), 0, 1.0, 0.5, 0.0, 0.0, 0);  // min(0.5)"),
             std::string::npos)
       << src;

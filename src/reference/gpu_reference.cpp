@@ -49,26 +49,21 @@ constexpr size_t kScratchBytes = 128;
 constexpr size_t kAllocGranule = size_t(2) << 20;
 size_t allocated(size_t bytes) { return (bytes + kAllocGranule - 1) / kAllocGranule * kAllocGranule; }
 
-// One RefArrays' device memory: 8-byte values, and (both rules) 4-byte bounds and variances.
-size_t arrays_bytes(uint64_t count, bool bounds) {
-  const size_t b = allocated(size_t(count) * sizeof(double));
-  return bounds ? b + 2 * allocated(size_t(count) * sizeof(float)) : b;
+// One RefArrays' device memory: 8-byte values, 4-byte bounds and variances. Both rules read the
+// variances: the TF32 rule its bounds too, the fp32 rule its dot-product term (ref_bounds.cuh
+// ft_fp32_tolerance_var).
+size_t arrays_bytes(uint64_t count) {
+  return allocated(size_t(count) * sizeof(double)) + 2 * allocated(size_t(count) * sizeof(float));
 }
 
-RefArrays allocate_arrays(uint64_t count, bool bounds) {
+RefArrays allocate_arrays(uint64_t count) {
   RefArrays a;
   a.count = count;
   a.values = gpu::DeviceBuffer(size_t(count) * sizeof(double));
-  if (bounds) {
-    a.bound = gpu::DeviceBuffer(size_t(count) * sizeof(float));
-    a.var = gpu::DeviceBuffer(size_t(count) * sizeof(float));
-  }
+  a.bound = gpu::DeviceBuffer(size_t(count) * sizeof(float));
+  a.var = gpu::DeviceBuffer(size_t(count) * sizeof(float));
   return a;
 }
-
-// Both rules read the answer's variances: the TF32 rule its bounds too, the fp32 rule its
-// dot-product term (ref_bounds.cuh ft_fp32_tolerance_var).
-bool uses_bounds(MathMode) { return true; }
 
 // ft_compare_element's use_bounds: 1 the TF32 rule, 2 the fp32 rule with the variances.
 int compare_mode(MathMode math) { return math == MathMode::tf32 ? 1 : 2; }
@@ -166,7 +161,6 @@ GpuReference::GpuReference(const spec::Problem& problem, MathMode math, RefCompi
   spin_ = fill.function("ft_spin");
   if (!flat_) {
     conv_ = module("ref_conv.cu").function("ft_ref_conv");
-    if (conv_launch_.bounds) conv_bound_ = module("ref_conv.cu").function("ft_ref_conv_bounds");
     epilogue_ = module("ref_epilogue.cu").function("ft_ref_epilogue");
   }
   compare_init_ = module("ref_compare.cu").function("ft_compare_init");
@@ -212,17 +206,11 @@ RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr c
     throw Error(ExitCode::failure, "GpuReference::compute: a version-2 problem's answers come from main_terms() and "
                                    "the CPU stages (worker/model_answer.hpp)");
   const spec::Conv& c = problem_.conv;
-  const bool bounds = conv_launch_.bounds;
-  // The conv-alone answer: y (no bias), and under tf32 E0 and V0 folded in the conv kernel.
-  RefArrays conv = allocate_arrays(uint64_t(c.conv_out_elems()), bounds);
+  // The conv-alone answer: y (no bias), and the rule's E0 and V0 folded in the conv kernel.
+  RefArrays conv = allocate_arrays(uint64_t(c.conv_out_elems()));
   const RefConvLaunch& l = conv_launch_;
-  if (bounds) {
-    gpu::launch_kernel(conv_bound_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
-                       conv.values.ptr(), conv.bound.ptr(), conv.var.ptr());
-  } else {
-    gpu::launch_kernel(conv_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
-                       conv.values.ptr());
-  }
+  gpu::launch_kernel(conv_, {l.grid_x, l.grid_y, 1}, {uint32_t(l.threads), 1, 1}, 0, stream, x_nchw, w,
+                     conv.values.ptr(), conv.bound.ptr(), conv.var.ptr());
   const uint64_t epilogue_items = uint64_t(c.n) * uint64_t(c.p() * c.q()) * uint64_t(problem_.reduce ? 1 : c.k);
   RefAnswer answer;
   // In place when nothing else needs the conv answer and each output element is its own conv
@@ -232,7 +220,7 @@ RefAnswer GpuReference::compute(CUdeviceptr x_nchw, CUdeviceptr w, CUdeviceptr c
                        conv.bound.ptr(), conv.var.ptr(), chan, conv.values.ptr(), conv.bound.ptr(), conv.var.ptr());
     answer.output = std::move(conv);
   } else {
-    RefArrays out = allocate_arrays(uint64_t(problem_.out_elems()), bounds);
+    RefArrays out = allocate_arrays(uint64_t(problem_.out_elems()));
     gpu::launch_kernel(epilogue_, stride_grid(epilogue_items), kStrideBlock, 0, stream, conv.values.ptr(),
                        conv.bound.ptr(), conv.var.ptr(), chan, out.values.ptr(), out.bound.ptr(), out.var.ptr());
     answer.output = std::move(out);
@@ -266,17 +254,16 @@ ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const 
                                                "is not N*C*P*Q of this problem",
                                                count, answer.values.size()));
   }
-  const bool bounds = uses_bounds(math_);
-  if (bounds && (answer.bound.size() < count * sizeof(float) || answer.var.size() < count * sizeof(float))) {
+  if (answer.bound.size() < count * sizeof(float) || answer.var.size() < count * sizeof(float)) {
     throw Error(ExitCode::failure, "GpuReference::compare: the rule needs the answer's bounds and variances");
   }
   const CUdeviceptr stats = scratch_.ptr() + kStatsOffset;
   gpu::launch_kernel(compare_init_, {1, 1, 1}, {1, 1, 1}, 0, stream, stats);
   gpu::launch_kernel(compare_, stride_grid(count), kStrideBlock, 0, stream, out, answer.values.ptr(),
-                     bounds ? answer.bound.ptr() : CUdeviceptr(0), bounds ? answer.var.ptr() : CUdeviceptr(0),
+                     answer.bound.ptr(), answer.var.ptr(),
                      static_cast<unsigned long long>(count), static_cast<int>(out_nhwc ? 1 : 0),
                      static_cast<int>(flat_ ? 1 : count / pixels), static_cast<int>(flat_ ? 1 : c.p() * c.q()),
-                     static_cast<int>(bounds ? compare_mode(math_) : 0),
+                     static_cast<int>(compare_mode(math_)),
                      stats);
   DeviceStats d{};
   scratch_.copy_to_host(&d, sizeof(d), kStatsOffset, stream);  // synchronizes the stream
@@ -296,13 +283,12 @@ ft_compare_acc GpuReference::compare_sums(CUdeviceptr out, bool out_nhwc, const 
   return acc;
 }
 
-size_t GpuReference::answer_bytes(const spec::Problem& p, MathMode math, bool with_conv) {
-  const bool bounds = uses_bounds(math);
-  const size_t conv = arrays_bytes(uint64_t(p.conv.conv_out_elems()), bounds);
+size_t GpuReference::answer_bytes(const spec::Problem& p, bool with_conv) {
+  const size_t conv = arrays_bytes(uint64_t(p.conv.conv_out_elems()));
   if (!p.reduce && !with_conv) return conv;  // the epilogue runs in place
   // With a reduction the conv answer is scratch until the epilogue has read it (kept when
   // with_conv); without one, with_conv keeps both answers. Either way both exist at the peak.
-  return conv + arrays_bytes(uint64_t(p.out_elems()), bounds);
+  return conv + arrays_bytes(uint64_t(p.out_elems()));
 }
 
 }  // namespace fusetune::reference

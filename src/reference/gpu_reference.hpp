@@ -158,8 +158,8 @@ class GpuReference {
   [[nodiscard]] ft_compare_acc compare_sums(CUdeviceptr out, bool out_nhwc, const RefArrays& answer, CUstream stream);
 
   // Device memory compute() allocates for one draw (answer and scratch at their peak), for the
-  // worker's "does the problem fit" check.
-  [[nodiscard]] static size_t answer_bytes(const spec::Problem& p, MathMode math, bool with_conv);
+  // worker's "does the problem fit" check: the same under both rules (both read the variances).
+  [[nodiscard]] static size_t answer_bytes(const spec::Problem& p, bool with_conv);
 
   [[nodiscard]] const spec::Problem& problem() const { return problem_; }
   [[nodiscard]] MathMode math() const { return math_; }
@@ -173,7 +173,7 @@ class GpuReference {
   std::vector<RefProgramInfo> programs_;
   std::vector<gpu::Module> modules_;  // own the functions below
   CUfunction fill_uniform_ = nullptr, fill_u32_ = nullptr, check_u32_ = nullptr, spin_ = nullptr;
-  CUfunction conv_ = nullptr, epilogue_ = nullptr, conv_bound_ = nullptr;
+  CUfunction conv_ = nullptr, epilogue_ = nullptr;
   CUfunction compare_init_ = nullptr, compare_ = nullptr;
   gpu::DeviceBuffer scratch_;  // compare's statistics and check_u32's counter
   std::unique_ptr<GpuMainTerms> main_terms_;  // version 2 only

@@ -23,7 +23,6 @@ RefConvLaunch ref_conv_launch(const spec::Problem& p, MathMode math) {
   RefConvLaunch l;
   // Both rules read the variances (the fp32 rule its dot-product term): 3 x 16 double
   // accumulators, ~124 registers, no spills.
-  l.bounds = true;
   l.strict = math == MathMode::fp32;
   // A block's channel tile never exceeds K: small K (K = 3) would otherwise spend most of
   // its FMAs and shared memory on channels that do not exist.
@@ -69,10 +68,9 @@ std::string render_reference_conv_source(const spec::Problem& p, MathMode math) 
   define("FT_REF_THREADS", l.threads);
   define("FT_REF_KT", l.channels_per_thread);
   define("FT_REF_E", l.taps_per_stage);
-  define("FT_REF_BOUNDS", l.bounds ? 1 : 0);
   define("FT_REF_STRICT", l.strict ? 1 : 0);
   src += "\n";
-  if (l.bounds) src += reference_template("ref_bounds.cuh") + "\n";
+  src += reference_template("ref_bounds.cuh") + "\n";
   src += reference_template("ref_conv.cu");
   return src;
 }

@@ -20,7 +20,6 @@ struct RefConvLaunch {
   int taps_per_stage = 64;
   uint32_t grid_x = 1;  // N * ceil(P*Q / threads)
   uint32_t grid_y = 1;  // ceil(K / channels_per_thread)
-  bool bounds = false;  // the kernel is ft_ref_conv_bounds (y, E0, V0): under both rules
   bool strict = false;  // fp32: V0 is the fp32 rule's dot-product variance (FT_REF_STRICT)
 };
 
@@ -29,7 +28,7 @@ struct RefConvLaunch {
 // its grid (more than 2^31-1 pixel tiles, 65535 channel tiles).
 [[nodiscard]] RefConvLaunch ref_conv_launch(const spec::Problem& p, MathMode math);
 
-// ref_conv.cu with FT_N..FT_DIL_W, the RefConvLaunch tile sizes, FT_REF_BOUNDS and FT_REF_STRICT
+// ref_conv.cu with FT_N..FT_DIL_W, the RefConvLaunch tile sizes, and FT_REF_STRICT
 // defined in front, and kernel_templates/ref_bounds.cuh (E0, V0) before it.
 [[nodiscard]] std::string render_reference_conv_source(const spec::Problem& p, MathMode math);
 

@@ -66,16 +66,12 @@ std::string describe(const spec::Op& op) {
   return s + ")";
 }
 
-// One line per op. Under the TF32 rule the value goes through ft_bound_apply (ref_bounds.cuh)
-// with the op's facts (spec::op_info) as literals, exactly as reference/bounds.cpp calls it on
-// the host; the value expression is the same either way.
-std::string render_chain(const spec::Problem& p, const std::vector<spec::Op>& ops, bool bounds) {
+// One line per op: the value goes through ft_bound_apply (ref_bounds.cuh) with the op's facts
+// (spec::op_info) as literals, exactly as reference/bounds.cpp calls it on the host, carrying its
+// bound and variance (both rules read them).
+std::string render_chain(const spec::Problem& p, const std::vector<spec::Op>& ops) {
   std::string body;
   for (const spec::Op& op : ops) {
-    if (!bounds) {
-      body += fmt::format("  v = {};  // {}\n", render_double_op(p, op), describe(op));
-      continue;
-    }
     const spec::BoundFact& f = spec::op_info(op.kind).bound;
     // xrel only where the op has one (ft_bound_apply's default is 0)
     const std::string xrel = f.xrel != 0.0 ? ", " + double_literal(f.xrel) : "";
@@ -143,32 +139,31 @@ std::string render_reference_epilogue_source(const spec::Problem& p, MathMode ma
   // Both rules carry the variances through the epilogue (the fp32 rule its dot-product term;
   // the main operator's V0 is the math mode's, ref_conv.cu FT_REF_STRICT, and so is how a
   // reduction combines them).
-  const bool bounds = true;
   std::string src = fmt::format(
       "// GPU float64 reference epilogue, rendered by src/reference/render_double.cpp for\n"
       "//   {}\n"
       "// math {}: {}\n"
       "#define FT_REF_RENDERED 1\n"
       "#define FT_N {}\n#define FT_K {}\n#define FT_P {}\n#define FT_Q {}\n"
-      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n#define FT_REF_BOUNDS {}\n#define FT_REF_STRICT {}\n",
+      "#define FT_REF_HAS_BIAS {}\n#define FT_REF_REDUCE {}\n#define FT_REF_STRICT {}\n",
       spec::canonical(p), math_mode_name(math),
       math == MathMode::fp32 ? "values with the fp32 rule's variances" : "values with the TF32 rule's bounds and variances",
-      c.n, c.k, c.p(), c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0, bounds ? 1 : 0, math == MathMode::fp32 ? 1 : 0);
+      c.n, c.k, c.p(), c.q(), c.bias ? 1 : 0, p.reduce ? 1 : 0, math == MathMode::fp32 ? 1 : 0);
   if (p.reduce) src += fmt::format("#define FT_REF_REDUCE_KIND {}\n", int(*p.reduce));
   src += "\n";
   src += reference_template("ref_math.cu");
-  if (bounds) src += reference_template("ref_bounds.cuh");
+  src += reference_template("ref_bounds.cuh");
   src += "\n// ---- the problem's op chain, in double (rendered) ----\n";
   src += "__device__ __forceinline__ void ft_ref_pre(double& v, double& e, double& var, const float* __restrict__ chan,\n"
          "                                           long long k) {\n"
          "  (void)e;\n  (void)var;\n  (void)chan;\n  (void)k;\n";
-  src += render_chain(p, p.pre, bounds);
+  src += render_chain(p, p.pre);
   src += "}\n\n";
   if (p.reduce) src += render_reduction(*p.reduce, c.k);
   // After the reduction there is one channel and no per-channel operands (check_problem).
   src += "__device__ __forceinline__ void ft_ref_post(double& v, double& e, double& var) {\n"
          "  (void)v;\n  (void)e;\n  (void)var;\n";
-  src += render_chain(p, p.post, bounds);
+  src += render_chain(p, p.post);
   src += "}\n\n";
   src += reference_template("ref_epilogue.cu");
   return src;

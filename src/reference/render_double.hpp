@@ -11,7 +11,7 @@ namespace fusetune::reference {
 
 // The complete NVRTC source of `ft_ref_epilogue` for this problem:
 //   a header naming the problem, shape #defines (FT_N, FT_K, FT_P, FT_Q, FT_REF_HAS_BIAS,
-//   FT_REF_REDUCE, FT_REF_BOUNDS, FT_REF_REDUCE_KIND), kernel_templates/ref_math.cu,
+//   FT_REF_REDUCE, FT_REF_STRICT, FT_REF_REDUCE_KIND), kernel_templates/ref_math.cu,
 //   kernel_templates/ref_bounds.cuh, the rendered ft_ref_pre / ft_ref_reduce_* / ft_ref_post,
 //   then kernel_templates/ref_epilogue.cu.
 // Scalars become double(float(value)) literals, written exactly; optional operands left out

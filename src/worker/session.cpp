@@ -69,7 +69,7 @@ Session::Session(const protocol::SetupRequest& setup)
   const auto& c = problem_.conv;
   const int draws = std::max(2, setup.draws);
   const VerifyMemory memory =
-      plan_verify_memory(problem_, math_, draws, double(gpu::device_memory().free_bytes), forced_slice_images());
+      plan_verify_memory(problem_, draws, double(gpu::device_memory().free_bytes), forced_slice_images());
 
   const std::string arch = device_.limits.arch_flag();
   ref_ = std::make_unique<reference::GpuReference>(model_reference_problem(problem_), math_, std::move(*ref_compiles_));

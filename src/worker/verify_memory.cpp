@@ -17,8 +17,8 @@ namespace {
 
 // One answer with the conv-alone answer beside it: the peak of any comparison (a floor's, or
 // cuDNN's conv check, asks for the conv alone; GpuReference::compute keeps both then).
-double answer_bytes(const spec::Problem& p, MathMode math, int64_t images) {
-  return double(reference::GpuReference::answer_bytes(reference::slice_problem(p, images), math, true));
+double answer_bytes(const spec::Problem& p, int64_t images) {
+  return double(reference::GpuReference::answer_bytes(reference::slice_problem(p, images), true));
 }
 
 [[noreturn]] void refuse(double need, double free_bytes) {
@@ -46,7 +46,7 @@ double fixed_bytes(const spec::Problem& p, int draws) {
   return draws * InputDraws::input_bytes(p) + 4 * 4.0 * double(c.conv_out_elems()) + 4.0 * double(c.input_elems());
 }
 
-VerifyMemory plan_verify_memory(const spec::Problem& p, MathMode math, int draws, double free_bytes,
+VerifyMemory plan_verify_memory(const spec::Problem& p, int draws, double free_bytes,
                                 int64_t forced_slice_images) {
   const double usable = kUsableShare * free_bytes;
   if (!p.is_conv2d_chain()) {
@@ -57,10 +57,10 @@ VerifyMemory plan_verify_memory(const spec::Problem& p, MathMode math, int draws
   const int64_t n = p.conv.n;
   const double fixed = fixed_bytes(p, draws);
   const bool sliceable = reference::sliceable_by_images(p);
-  const double whole = fixed + draws * answer_bytes(p, math, n);
+  const double whole = fixed + draws * answer_bytes(p, n);
   if (sliceable && forced_slice_images > 0) {
     const int64_t s = std::min(forced_slice_images, n);
-    const double need = fixed + answer_bytes(p, math, s);
+    const double need = fixed + answer_bytes(p, s);
     if (need > usable) refuse(need, free_bytes);
     return {s, need, true};
   }
@@ -68,10 +68,10 @@ VerifyMemory plan_verify_memory(const spec::Problem& p, MathMode math, int draws
   if (!sliceable) refuse(whole, free_bytes);
   const double budget = kSliceShare * (usable - fixed);
   const int64_t s =
-      reference::most_images_within(n, budget, [&](int64_t images) { return answer_bytes(p, math, images); });
+      reference::most_images_within(n, budget, [&](int64_t images) { return answer_bytes(p, images); });
   // Refused with what one image's slice needs as the budget counts it (twice its answer).
-  if (s == 0) refuse(fixed + answer_bytes(p, math, 1) / kSliceShare, free_bytes);
-  return {s, fixed + answer_bytes(p, math, s)};
+  if (s == 0) refuse(fixed + answer_bytes(p, 1) / kSliceShare, free_bytes);
+  return {s, fixed + answer_bytes(p, s)};
 }
 
 }  // namespace fusetune::worker

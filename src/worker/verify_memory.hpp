@@ -7,7 +7,6 @@
 // problem. A version-2 problem keeps whole answers (GPU main-operator terms, CPU stages) or is refused.
 #include <cstdint>
 
-#include "common/math_mode.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::worker {
@@ -34,7 +33,7 @@ inline constexpr double kSliceShare = 0.5;
 // answers fit, if the problem may be sliced. Throws InputError naming the bytes needed and free
 // when even inputs, buffers and one image's answer do not fit (or whole answers do not, for a
 // problem that may not be sliced).
-[[nodiscard]] VerifyMemory plan_verify_memory(const spec::Problem& p, MathMode math, int draws, double free_bytes,
+[[nodiscard]] VerifyMemory plan_verify_memory(const spec::Problem& p, int draws, double free_bytes,
                                               int64_t forced_slice_images = 0);
 
 }  // namespace fusetune::worker
