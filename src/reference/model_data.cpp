@@ -1,11 +1,13 @@
 #include "reference/model_data.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <random>
 #include <string>
 
 #include "common/error.hpp"
+#include "reference/bias_placement.hpp"
 #include "reference/draw_rng.hpp"
 #include "spec/shape_rules.hpp"
 
@@ -30,6 +32,53 @@ void expect(const char* what, std::size_t have, int64_t want) {
     throw InputError(std::string("model reference: ") + what + " has " + std::to_string(have) +
                      " elements, expected " + std::to_string(want));
   }
+}
+
+// Per output channel, the weights one interior output adds up (bias_placement.hpp).
+ChannelWeights channel_weights(const spec::Problem& p, const std::vector<float>& weight) {
+  const int64_t channels = p.channels();
+  ChannelWeights w{std::vector<double>(size_t(channels), 0.0), std::vector<double>(size_t(channels), 0.0)};
+  const auto add = [&](int64_t ch, double v) {
+    w.sum[size_t(ch)] += v;
+    w.sq[size_t(ch)] += v * v;
+  };
+  if (!p.is_conv()) {  // linear: W (N, K)
+    const int64_t K = p.gemm.k;
+    for (int64_t n = 0; n < channels; ++n)
+      for (int64_t k = 0; k < K; ++k) add(n, weight[size_t(n * K + k)]);
+    return w;
+  }
+  const spec::Conv& c = p.conv;
+  const int64_t taps = c.t * c.r * c.s;
+  if (!c.transposed) {  // (K, C/g, T, R, S): channel k's filter is one run
+    const int64_t run = (c.c / c.groups) * taps;
+    for (int64_t k = 0; k < channels; ++k)
+      for (int64_t e = 0; e < run; ++e) add(k, weight[size_t(k * run + e)]);
+    return w;
+  }
+  // (C, K/g, T, R, S): channel k = group g, kk within it, reads weight[c][kk] for the group's c
+  const int64_t kg = c.k / c.groups, cg = c.c / c.groups;
+  for (int64_t k = 0; k < channels; ++k) {
+    const int64_t g = k / kg, kk = k % kg;
+    for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci)
+      for (int64_t e = 0; e < taps; ++e) add(k, weight[size_t((ci * kg + kk) * taps + e)]);
+  }
+  const double share = 1.0 / double(c.stride_d * c.stride_h * c.stride_w);
+  for (int64_t k = 0; k < channels; ++k) w.sum[size_t(k)] *= share, w.sq[size_t(k)] *= share;
+  return w;
+}
+
+// The chain the thresholds are read from: the chain form's own, or the general form's leading
+// elementwise ops while their operands are scalars.
+spec::Problem threshold_chain(const spec::Problem& p) {
+  if (p.stages.empty()) return p;
+  spec::Problem chain;
+  for (const spec::Stage& st : p.stages) {
+    if (st.kind != spec::StageKind::op) break;
+    if (!std::all_of(st.op.args.begin(), st.op.args.end(), [](const spec::Operand& a) { return a.scalar(); })) break;
+    chain.pre.push_back(st.op);
+  }
+  return chain;
 }
 
 }  // namespace
@@ -89,6 +138,21 @@ ModelData draw_model_data(const spec::Problem& p, uint64_t seed) {
   for (std::size_t i = 0; i < s.params.size(); ++i) d.params.push_back(draw(s.params[i], seed, kParam0 + i));
   for (std::size_t i = 0; i < s.inputs.size(); ++i) d.inputs.push_back(draw(s.inputs[i], seed, kInput0 + i));
   return d;
+}
+
+void place_model_biases(const spec::Problem& p, ModelData& d, double fraction, double x_mean, double x_var) {
+  if (d.bias.empty() || !(fraction > 0.0)) return;
+  check_model_data(p, d);
+  const spec::Problem chain = threshold_chain(p);
+  if (chain.pre.empty() && !chain.reduce && chain.post.empty()) return;
+  const ChannelWeights w = channel_weights(p, d.weight);
+  const int num_params = p.stages.empty() ? p.num_params : 0;
+  const ChannelParams params = [&](int64_t k, double* out) {
+    for (int i = 0; i < num_params; ++i) out[i] = d.params[size_t(i)][size_t(k)];
+  };
+  const std::span<float> bias(d.bias);
+  const std::vector<bool> placed = place_biases_on_thresholds(chain, bias, w, num_params, params, fraction, x_mean);
+  place_reduction_straddle(chain, bias, placed, w, num_params, params, x_mean, x_var);
 }
 
 }  // namespace fusetune::reference

@@ -9,7 +9,7 @@
 #include "reference/draw_rng.hpp"
 #include "reference/parallel.hpp"
 #include "reference/problem_check.hpp"
-#include "reference/thresholds.hpp"
+#include "reference/bias_placement.hpp"
 
 namespace fusetune::reference {
 namespace {
@@ -17,9 +17,6 @@ namespace {
 // Buffers are filled in fixed-size chunks, each from its own engine, so big inputs fill in
 // parallel and the values still do not depend on the thread count.
 constexpr int64_t kChunk = int64_t(1) << 20;
-
-// Breakpoints farther out than this are not used to place biases.
-constexpr double kMaxThreshold = 1e6;
 
 enum Stream : uint64_t { kStreamX = 1, kStreamW = 2, kStreamBias = 3, kStreamXSigned = 4, kStreamParam0 = 16 };
 
@@ -37,68 +34,18 @@ void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) 
   });
 }
 
-// Moves the bias of an evenly spaced share of channels onto an epilogue threshold; returns which
-// channels it moved.
-std::vector<bool> place_biases_on_thresholds(const spec::Problem& p, ProblemData& d, double fraction, double x_mean) {
-  const int64_t K = p.conv.k;
-  std::vector<bool> placed(size_t(K), false);
-  auto chosen = int64_t(std::lround(fraction * double(K)));
-  if (fraction > 0.0 && chosen == 0) chosen = 1;  // a tiny K still gets one straddling channel
-  const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
-  std::vector<double> chan_k(size_t(p.num_params));
-  for (int64_t j = 0; j < chosen; ++j) {
-    const int64_t k = j * K / chosen;
-    for (int i = 0; i < p.num_params; ++i) chan_k[size_t(i)] = d.chan[size_t(chan_index(p, i) + k)];
-    std::vector<double> ts = epilogue_thresholds(p, chan_k.data());
-    // A breakpoint mapped back through exp or a tiny scale can be huge; a bias there
-    // would only test fp32 overflow, not the comparison.
-    std::erase_if(ts, [](double t) { return !(std::fabs(t) <= kMaxThreshold); });
-    if (ts.empty()) continue;
-    const double t = ts[size_t(j) % ts.size()];
-    double wsum = 0.0;
-    for (int64_t e = 0; e < crs; ++e) wsum += double(d.w[size_t(k * crs + e)]);
-    auto bias = float(t - x_mean * wsum);
-    if (bias == 0.0f) bias = 0x1p-20f;  // keep the no-zeros promise; moves outputs by ~1e-6
-    d.chan[size_t(k)] = bias;
-    placed[size_t(k)] = true;
-  }
-  return placed;
-}
-
-// For a min (max) channel reduction: every channel not placed on a threshold gets a bias that puts
-// its outputs m standard deviations above (below) the point the chain maps to 0, with m such that
-// all K channels of a pixel are above (below) it about half the time if they were independent
-// (Phi(m)^K = 1/2). A reduction started from 0 instead of +inf (-inf) is then wrong at about half
-// the pixels instead of nowhere (a minimum over 128 centred channels is negative everywhere).
-void place_reduction_straddle(const spec::Problem& p, ProblemData& d, const std::vector<bool>& placed, double x_mean,
-                              double x_var) {
-  const int64_t K = p.conv.k;
-  const int64_t crs = p.conv.c * p.conv.r * p.conv.s;
-  // Phi^-1(2^(-1/K)) by bisection on the normal tail (erfc)
-  const double target = 1.0 - std::exp2(-1.0 / double(K));
-  double lo = 0.0, hi = 10.0;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(mid / std::sqrt(2.0)) > target ? lo : hi) = mid;
-  }
-  const double m = (*p.reduce == spec::ReduceKind::min ? 1.0 : -1.0) * lo;
-  std::vector<double> chan_k(size_t(p.num_params));
-  for (int64_t k = 0; k < K; ++k) {
-    if (placed[size_t(k)]) continue;
-    for (int i = 0; i < p.num_params; ++i) chan_k[size_t(i)] = d.chan[size_t(chan_index(p, i) + k)];
-    std::vector<double> ts = reduction_start_points(p, chan_k.data());
-    std::erase_if(ts, [](double t) { return !(std::fabs(t) <= kMaxThreshold); });
-    if (ts.empty()) continue;
-    double wsum = 0.0, w2 = 0.0;
+// conv2d's channel sums (filters (K, C, R, S), one filter per channel) and its chain's per-channel
+// parameters, for bias_placement.hpp.
+ChannelWeights filter_sums(const spec::Problem& p, const ProblemData& d) {
+  const int64_t K = p.conv.k, crs = p.conv.c * p.conv.r * p.conv.s;
+  ChannelWeights w{std::vector<double>(size_t(K), 0.0), std::vector<double>(size_t(K), 0.0)};
+  for (int64_t k = 0; k < K; ++k)
     for (int64_t e = 0; e < crs; ++e) {
-      const double w = d.w[size_t(k * crs + e)];
-      wsum += w;
-      w2 += w * w;
+      const double v = d.w[size_t(k * crs + e)];
+      w.sum[size_t(k)] += v;
+      w.sq[size_t(k)] += v * v;
     }
-    auto bias = float(ts[size_t(k) % ts.size()] - x_mean * wsum + m * std::sqrt(x_var * w2));
-    if (bias == 0.0f) bias = 0x1p-20f;
-    d.chan[size_t(k)] = bias;
-  }
+  return w;
 }
 
 // m * 2^e, m an odd multiple of 2^-23 in (1, 2), e in [-20, 19]: one 64-bit draw each
@@ -161,9 +108,15 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
   }
   if (c.bias && threshold_fraction > 0.0) {
     const bool unit = x_range == XRange::unit;
-    const auto placed = place_biases_on_thresholds(p, d, threshold_fraction, unit ? 0.5 : 0.0);
+    const ChannelWeights w = filter_sums(p, d);
+    const ChannelParams params = [&](int64_t k, double* out) {
+      for (int i = 0; i < p.num_params; ++i) out[i] = d.chan[size_t(chan_index(p, i) + k)];
+    };
+    const std::span<float> bias(d.chan.data(), size_t(c.k));
+    const auto placed = place_biases_on_thresholds(p, bias, w, p.num_params, params, threshold_fraction,
+                                                   unit ? 0.5 : 0.0);
     // U(0, 1) has variance 1/12, U(-1, 1) 1/3
-    if (p.reduce) place_reduction_straddle(p, d, placed, unit ? 0.5 : 0.0, unit ? 1.0 / 12.0 : 1.0 / 3.0);
+    place_reduction_straddle(p, bias, placed, w, p.num_params, params, unit ? 0.5 : 0.0, unit ? 1.0 / 12.0 : 1.0 / 3.0);
   }
   return d;
 }

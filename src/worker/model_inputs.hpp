@@ -17,12 +17,14 @@
 namespace fusetune::worker {
 
 // Verification draw d of a version-2 problem: reference::draw_model_data(problem, seed + d), every
-// tensor U(-1, 1) (signed, never 0), with the input made |x| (U(0, 1), as KernelBench's torch.rand
-// draws it) on the draws reference::verification_draw gives a unit x range (0, 2, ...): the same
+// tensor signed (never 0), with the input made |x| (U(0, 1), as KernelBench's torch.rand draws
+// it) on the draws reference::verification_draw gives a unit x range (0, 2, ...): the same
 // alternation as the conv2d draws, so a kernel right only for positive inputs and one right only
 // for signed ones both show; on draw 2 the weights are made |w| too (reference::Filters::positive,
-// as the conv2d draws' filters): a coherent sum, where an error of one sign shows. Biases,
-// parameters and extra inputs stay signed.
+// as the conv2d draws' filters): a coherent sum, where an error of one sign shows. From draw 1 on,
+// half the output channels' biases sit on the epilogue's thresholds (reference::place_model_biases,
+// verification_draw's threshold_fraction), as the conv2d draws' do. Parameters and extra inputs
+// stay signed.
 [[nodiscard]] reference::ModelData model_verification_draw(const spec::Problem& problem, uint64_t seed, int d);
 
 // The floats buffer `b` binds to in `data`: input -> the main operator's input, weights ->
