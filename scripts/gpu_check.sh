@@ -52,7 +52,10 @@ if want tests; then
     stamp "$t"
     # one test binary may not eat the call (GPU_TEST_TIMEOUT seconds each, default 300)
     timeout "${GPU_TEST_TIMEOUT:-300}" "$t" --gtest_brief=1 ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} \
-      >>"$R/gpu-tests.log" 2>&1 || { rc=1; echo "FAILED (exit $?): $t"; }
+      >>"$R/gpu-tests.log" 2>&1 || {
+      s=$?; rc=1  # the test's status (124: cut by the timeout), not the assignment's
+      if [ "$s" = 124 ]; then echo "FAILED (cut at ${GPU_TEST_TIMEOUT:-300} s): $t"; else echo "FAILED (exit $s): $t"; fi
+    }
     grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]" "$R/gpu-tests.log" | tail -4
   done
   if [ "${PY_TESTS:-1}" = 1 ]; then
