@@ -17,6 +17,39 @@ float nonzero(float bias) { return bias == 0.0f ? 0x1p-20f : bias; }  // moves o
 
 }  // namespace
 
+ChannelWeights channel_weights(const spec::Problem& p, std::span<const float> weight) {
+  const int64_t channels = p.channels();
+  ChannelWeights w{std::vector<double>(size_t(channels), 0.0), std::vector<double>(size_t(channels), 0.0)};
+  const auto add = [&](int64_t ch, double v) {
+    w.sum[size_t(ch)] += v;
+    w.sq[size_t(ch)] += v * v;
+  };
+  if (!p.is_conv()) {  // linear: W (N, K)
+    const int64_t K = p.gemm.k;
+    for (int64_t n = 0; n < channels; ++n)
+      for (int64_t k = 0; k < K; ++k) add(n, weight[size_t(n * K + k)]);
+    return w;
+  }
+  const spec::Conv& c = p.conv;
+  const int64_t taps = c.t * c.r * c.s;
+  if (!c.transposed) {  // (K, C/g, T, R, S): channel k's filter is one run
+    const int64_t run = (c.c / c.groups) * taps;
+    for (int64_t k = 0; k < channels; ++k)
+      for (int64_t e = 0; e < run; ++e) add(k, weight[size_t(k * run + e)]);
+    return w;
+  }
+  // (C, K/g, T, R, S): channel k = group g, kk within it, reads weight[c][kk] for the group's c
+  const int64_t kg = c.k / c.groups, cg = c.c / c.groups;
+  for (int64_t k = 0; k < channels; ++k) {
+    const int64_t g = k / kg, kk = k % kg;
+    for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci)
+      for (int64_t e = 0; e < taps; ++e) add(k, weight[size_t((ci * kg + kk) * taps + e)]);
+  }
+  const double share = 1.0 / double(c.stride_d * c.stride_h * c.stride_w);
+  for (int64_t k = 0; k < channels; ++k) w.sum[size_t(k)] *= share, w.sq[size_t(k)] *= share;
+  return w;
+}
+
 std::vector<bool> place_biases_on_thresholds(const spec::Problem& chain, std::span<float> bias,
                                              const ChannelWeights& w, int num_params, const ChannelParams& params,
                                              double fraction, double x_mean) {

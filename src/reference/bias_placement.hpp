@@ -18,6 +18,13 @@ struct ChannelWeights {
   std::vector<double> sum, sq;
 };
 
+// The main operator's weights (PyTorch's layout, model_data.hpp) summed per output channel (dim 1):
+// a linear's rows of W (N, K); a conv's filter (K, C/g, T, R, S), one run per channel; a
+// transposed conv's weight[c][k % (K/g)] over its group's c (C, K/g, T, R, S), scaled by
+// 1/(product of strides), the share of a filter's taps an interior output adds. No matmul (its B
+// is an input, and it has no bias to place).
+[[nodiscard]] ChannelWeights channel_weights(const spec::Problem& problem, std::span<const float> weight);
+
 // The chain's per-channel parameters at channel k: fills out[0, num_params).
 using ChannelParams = std::function<void(int64_t k, double* out)>;
 

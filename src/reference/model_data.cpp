@@ -34,40 +34,6 @@ void expect(const char* what, std::size_t have, int64_t want) {
   }
 }
 
-// Per output channel, the weights one interior output adds up (bias_placement.hpp).
-ChannelWeights channel_weights(const spec::Problem& p, const std::vector<float>& weight) {
-  const int64_t channels = p.channels();
-  ChannelWeights w{std::vector<double>(size_t(channels), 0.0), std::vector<double>(size_t(channels), 0.0)};
-  const auto add = [&](int64_t ch, double v) {
-    w.sum[size_t(ch)] += v;
-    w.sq[size_t(ch)] += v * v;
-  };
-  if (!p.is_conv()) {  // linear: W (N, K)
-    const int64_t K = p.gemm.k;
-    for (int64_t n = 0; n < channels; ++n)
-      for (int64_t k = 0; k < K; ++k) add(n, weight[size_t(n * K + k)]);
-    return w;
-  }
-  const spec::Conv& c = p.conv;
-  const int64_t taps = c.t * c.r * c.s;
-  if (!c.transposed) {  // (K, C/g, T, R, S): channel k's filter is one run
-    const int64_t run = (c.c / c.groups) * taps;
-    for (int64_t k = 0; k < channels; ++k)
-      for (int64_t e = 0; e < run; ++e) add(k, weight[size_t(k * run + e)]);
-    return w;
-  }
-  // (C, K/g, T, R, S): channel k = group g, kk within it, reads weight[c][kk] for the group's c
-  const int64_t kg = c.k / c.groups, cg = c.c / c.groups;
-  for (int64_t k = 0; k < channels; ++k) {
-    const int64_t g = k / kg, kk = k % kg;
-    for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci)
-      for (int64_t e = 0; e < taps; ++e) add(k, weight[size_t((ci * kg + kk) * taps + e)]);
-  }
-  const double share = 1.0 / double(c.stride_d * c.stride_h * c.stride_w);
-  for (int64_t k = 0; k < channels; ++k) w.sum[size_t(k)] *= share, w.sq[size_t(k)] *= share;
-  return w;
-}
-
 // The chain the thresholds are read from: the chain form's own, or the general form's leading
 // elementwise ops while their operands are scalars.
 spec::Problem threshold_chain(const spec::Problem& p) {
@@ -140,7 +106,7 @@ ModelData draw_model_data(const spec::Problem& p, uint64_t seed) {
   return d;
 }
 
-void place_model_biases(const spec::Problem& p, ModelData& d, double fraction, double x_mean, double x_var) {
+void place_model_biases(const spec::Problem& p, ModelData& d, double fraction, XRange x) {
   if (d.bias.empty() || !(fraction > 0.0)) return;
   check_model_data(p, d);
   const spec::Problem chain = threshold_chain(p);
@@ -151,8 +117,9 @@ void place_model_biases(const spec::Problem& p, ModelData& d, double fraction, d
     for (int i = 0; i < num_params; ++i) out[i] = d.params[size_t(i)][size_t(k)];
   };
   const std::span<float> bias(d.bias);
-  const std::vector<bool> placed = place_biases_on_thresholds(chain, bias, w, num_params, params, fraction, x_mean);
-  place_reduction_straddle(chain, bias, placed, w, num_params, params, x_mean, x_var);
+  const std::vector<bool> placed =
+      place_biases_on_thresholds(chain, bias, w, num_params, params, fraction, x_mean(x));
+  place_reduction_straddle(chain, bias, placed, w, num_params, params, x_mean(x), x_var(x));
 }
 
 }  // namespace fusetune::reference

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/problem_data.hpp"
 #include "spec/problem.hpp"
 
 namespace fusetune::reference {
@@ -50,12 +51,10 @@ void check_model_data(const spec::Problem& problem, const ModelData& data);
 
 // Moves the biases of a share `fraction` of the main operator's output channels (dim 1: a conv's
 // K, a linear's N) onto the epilogue's thresholds, as the conv2d chains' draws do
-// (bias_placement.hpp), given the input's mean and variance (U(0, 1): 0.5, 1/12; U(-1, 1): 0, 1/3)
-// and the weights already in `data`. The epilogue is the chain form's, or in the general form its
-// leading elementwise ops with scalar operands (what follows a norm or a reduction is not mapped
-// back). A transposed conv's interior output adds about 1/(stride product) of each filter's taps:
-// its channel sums are scaled so. Nothing moves for a matmul (no bias) or an epilogue without
-// thresholds.
-void place_model_biases(const spec::Problem& problem, ModelData& data, double fraction, double x_mean, double x_var);
+// (bias_placement.hpp), given the range the input was drawn from (its mean and variance) and the
+// weights already in `data` (channel_weights). The epilogue is the chain form's, or in the general
+// form its leading elementwise ops with scalar operands (what follows a norm or a reduction is not
+// mapped back). Nothing moves for a matmul (no bias) or an epilogue without thresholds.
+void place_model_biases(const spec::Problem& problem, ModelData& data, double fraction, XRange x);
 
 }  // namespace fusetune::reference

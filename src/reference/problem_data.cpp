@@ -34,20 +34,6 @@ void fill(float* out, int64_t count, uint64_t seed, uint64_t stream, Draw draw) 
   });
 }
 
-// conv2d's channel sums (filters (K, C, R, S), one filter per channel) and its chain's per-channel
-// parameters, for bias_placement.hpp.
-ChannelWeights filter_sums(const spec::Problem& p, const ProblemData& d) {
-  const int64_t K = p.conv.k, crs = p.conv.c * p.conv.r * p.conv.s;
-  ChannelWeights w{std::vector<double>(size_t(K), 0.0), std::vector<double>(size_t(K), 0.0)};
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t e = 0; e < crs; ++e) {
-      const double v = d.w[size_t(k * crs + e)];
-      w.sum[size_t(k)] += v;
-      w.sq[size_t(k)] += v * v;
-    }
-  return w;
-}
-
 // m * 2^e, m an odd multiple of 2^-23 in (1, 2), e in [-20, 19]: one 64-bit draw each
 // (mantissa from bits 0-21, exponent from bits 32-63).
 float wide(std::mt19937_64& g) {
@@ -107,16 +93,14 @@ ProblemData make_problem_data(const spec::Problem& p, uint64_t seed, double thre
     fill(d.chan.data() + chan_index(p, i), c.k, seed, kStreamParam0 + uint64_t(i), param);
   }
   if (c.bias && threshold_fraction > 0.0) {
-    const bool unit = x_range == XRange::unit;
-    const ChannelWeights w = filter_sums(p, d);
+    const ChannelWeights w = channel_weights(p, d.w);
     const ChannelParams params = [&](int64_t k, double* out) {
       for (int i = 0; i < p.num_params; ++i) out[i] = d.chan[size_t(chan_index(p, i) + k)];
     };
     const std::span<float> bias(d.chan.data(), size_t(c.k));
-    const auto placed = place_biases_on_thresholds(p, bias, w, p.num_params, params, threshold_fraction,
-                                                   unit ? 0.5 : 0.0);
-    // U(0, 1) has variance 1/12, U(-1, 1) 1/3
-    place_reduction_straddle(p, bias, placed, w, p.num_params, params, unit ? 0.5 : 0.0, unit ? 1.0 / 12.0 : 1.0 / 3.0);
+    const auto placed =
+        place_biases_on_thresholds(p, bias, w, p.num_params, params, threshold_fraction, x_mean(x_range));
+    place_reduction_straddle(p, bias, placed, w, p.num_params, params, x_mean(x_range), x_var(x_range));
   }
   return d;
 }

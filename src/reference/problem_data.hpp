@@ -30,6 +30,9 @@ enum class XRange { unit, symmetric };
 // The bounds [lo, hi) of x under `r` (the device draw, GpuReference::fill_uniform, takes them).
 [[nodiscard]] constexpr float x_lo(XRange r) { return r == XRange::unit ? 0.0f : -1.0f; }
 [[nodiscard]] constexpr float x_hi(XRange) { return 1.0f; }
+// Its mean and variance (U(0, 1): 1/2, 1/12; U(-1, 1): 0, 1/3), which place biases on thresholds.
+[[nodiscard]] constexpr double x_mean(XRange r) { return r == XRange::unit ? 0.5 : 0.0; }
+[[nodiscard]] constexpr double x_var(XRange r) { return r == XRange::unit ? 1.0 / 12.0 : 1.0 / 3.0; }
 
 // How the filters are drawn: U(-b, b) like nn.Conv2d (symmetric), or U(0, b) (positive: every
 // product of a U(0, 1) x has one sign, so a conv output is a coherent sum, |y| ~ sqrt(CRS) times

@@ -43,8 +43,7 @@ reference::ModelData model_verification_draw(const spec::Problem& problem, uint6
     for (float& v : data.weight) v = std::fabs(v);
   // Half the biases on the epilogue's thresholds from draw 1 on (call 131's #9: relu((y - 2) 1.5)
   // at nn.Linear's scale was 0 almost everywhere on the draws without them).
-  const bool unit = plan.x == reference::XRange::unit;
-  reference::place_model_biases(problem, data, plan.threshold_fraction, unit ? 0.5 : 0.0, unit ? 1.0 / 12.0 : 1.0 / 3.0);
+  reference::place_model_biases(problem, data, plan.threshold_fraction, plan.x);
   return data;
 }
 
