@@ -111,10 +111,35 @@ TEST(FusedGemmSpace, MathModeChoosesTheDesignAndReductionsGetColumnSplits) {
   }
   EXPECT_EQ(bns, (std::set<int64_t>{64, 128}));
   // M = 1024 is 8 row tiles: splitting the columns is what fills the GPU
-  EXPECT_EQ(splits, (std::set<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(splits, (std::set<int64_t>{1, 2, 4, 8, 16, 32}));  // 8 row tiles x 32 = 256 blocks, two waves
+  // one row tile (KernelBench #56's 128 x 32768 x 32768): a split per column tile fills the SMs
+  std::set<int64_t> wide;
+  for (const auto& v : gemm_variants("linear(m=128,k=32768,n=32768) | sigmoid | reduce_sum(1)", true))
+    wide.insert(param(v, "csplit"));
+  EXPECT_EQ(wide, (std::set<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256}));
   // 16384 rows are 128 row tiles: still short of 132 SMs; 32768 rows fill them, no splits
   for (const auto& v : gemm_variants("linear(m=32768,k=1024,n=4096) | reduce_max(1)"))
     EXPECT_EQ(param(v, "csplit"), 1) << v.name;
+}
+
+// Two blocks of a cluster take row tiles 2i and 2i + 1 of the same column tiles: offered only where
+// the row tiles pair up (a lone last tile would wait forever for its partner's half of W). In the
+// SS form 3xTF32 keeps x's remainders beside its big parts: two x tiles a stage.
+TEST(FusedGemmSpace, ClustersPairEvenRowTilesAndTheSsFormSizesItsStages) {
+  for (const bool strict : {false, true}) {
+    for (const auto& v : gemm_variants("linear(m=300,k=200,n=191) | relu", strict))
+      EXPECT_EQ(param(v, "cluster_m"), 1) << v.name << ": 3 row tiles";
+    std::set<int64_t> clusters, forms;
+    for (const auto& v : gemm_variants("linear(m=256,k=1024,n=512) | reduce_sum(1)", strict)) {
+      clusters.insert(param(v, "cluster_m"));
+      forms.insert(param(v, "a_ss"));
+      const int64_t s = param(v, "stages"), bn = param(v, "bn");
+      const int64_t x_tiles = strict && param(v, "a_ss") ? 2 : 1, w_blocks = strict ? 2 : 1;
+      EXPECT_EQ(param(v, "smem_bytes"), 1024 + s * (128 * 128 * x_tiles + bn * 128 * w_blocks) + 24 * s) << v.name;
+    }
+    EXPECT_EQ(clusters, (std::set<int64_t>{1, 2})) << "2 row tiles";
+    EXPECT_EQ(forms, (std::set<int64_t>{0, 1}));
+  }
 }
 
 TEST(FusedGemmPlan, EveryVariantPassesTheWorkersChecks) {

@@ -82,6 +82,7 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");
   b.template_file("ft_tf32.cuh");
+  b.template_file("ft_cluster.cuh");
   if (epilogue.reduce == GemmReduce::logsumexp) b.template_file("ft_lse.cuh");
   b.code("epilogue ops", render_gemm_epilogue(epilogue, ChanLayout{s.k, s.conv_bias}));
   if (s.chan_vectors() > 0) b.code("channel vectors", chan_kernel(s.chan_vectors()));
@@ -168,6 +169,7 @@ std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimit
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");
   b.template_file("ft_tf32.cuh");
+  b.template_file("ft_cluster.cuh");
   b.code("epilogue ops", render_gemm_epilogue(GemmEpilogue{}, ChanLayout{s.k, s.conv_bias}));
   b.template_file(d.template_file);
   const BufferRef wpack =

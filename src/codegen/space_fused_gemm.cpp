@@ -35,7 +35,9 @@ int64_t fused_gemm_kn_pad(const spec::Gemm& g, int64_t bn) { return round_up(g.n
 int64_t fused_gemm_kg_pad(const spec::Gemm& g) { return round_up(g.k, kFusedGemmBk); }
 
 int64_t fused_gemm_smem_bytes(const ParamValues& v) {
-  const int64_t stage = kFusedGemmBm * 128 + v.at("bn") * 128 * (1 + v.at("split"));
+  // x's tile (and, 3xTF32 in the SS form, its remainders), then W's block (and its remainders)
+  const int64_t a_tiles = 1 + (v.at("split") != 0 && v.at("a_ss") != 0 ? 1 : 0);
+  const int64_t stage = kFusedGemmBm * 128 * a_tiles + v.at("bn") * 128 * (1 + v.at("split"));
   return 1024 + v.at("stages") * stage + 24 * v.at("stages");
 }
 
@@ -53,7 +55,13 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
   sp.param("bn", "n", {64, 128, 256})
       .param("stages", "s", {3, 4, 6, 8})
       // column splits of a reduction over the features (1: one block per row tile does them all)
-      .param("csplit", reduce ? "c" : "", reduce ? std::vector<int64_t>{1, 2, 4, 8, 16} : std::vector<int64_t>{1})
+      .param("csplit", reduce ? "c" : "",
+             reduce ? std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256} : std::vector<int64_t>{1})
+      // two blocks of a cluster (row tiles 2i, 2i + 1) share each W block: half its L2 reads
+      .param("cluster_m", "m", {1, 2})
+      // 1: the producer rounds x in shared memory and the MMAs read it there (the SS form);
+      // 0: the consumers load and round their A fragments in registers (the RS form)
+      .param("a_ss", "ss", {0, 1})
       .param("bm", "", {kFusedGemmBm})
       .param("split", "", {split ? 1 : 0})
       .param("reduce", "", {reduce ? 1 : 0})
@@ -68,11 +76,17 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
   // fragments leave it too few registers, and it serializes the wgmmas (its advisory C7512).
   sp.require("3xTF32 takes bn <= 128 (at 256 ptxas serializes the MMAs for want of registers)",
              [=](const ParamValues& v) { return v.at("split") == 0 || v.at("bn") <= 128; });
+  sp.require("cluster_m 2 pairs the row tiles (M / 128): their count must be even",
+             [=](const ParamValues& v) { return v.at("cluster_m") == 1 || row_tiles % 2 == 0; });
   sp.require("csplit must not exceed the column tiles (N / bn)",
              [=](const ParamValues& v) { return v.at("csplit") <= ceil_div(g.n, v.at("bn")); });
   sp.require("csplit > 1 only when the row tiles (M / 128) are fewer than " + std::to_string(kFillRowTiles) +
                  " (more already fill the SMs)",
              [=](const ParamValues& v) { return v.at("csplit") == 1 || row_tiles < kFillRowTiles; });
+  // A block per SM (the stage ring takes most of shared memory): past two waves a split only
+  // adds partials. M = 128 (one row tile, KernelBench's 128 x 32768 x 32768) needs 128-256 splits.
+  sp.require("csplit x row tiles (M / 128) must not exceed " + std::to_string(2 * kFillRowTiles) + " blocks",
+             [=](const ParamValues& v) { return v.at("csplit") * row_tiles <= 2 * kFillRowTiles; });
   // logsumexp's exp per accumulator, unrolled over 128 of them, takes NVRTC 7-8 s at bn 256 (the
   // limit is 5 s a variant); 1.8 s at 128.
   const bool lse = red == GemmReduce::logsumexp;
