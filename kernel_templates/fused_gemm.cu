@@ -28,6 +28,10 @@
 // own chunks of x in shared memory once they have landed, and the consumers' wgmmas read both
 // operands from shared memory: no loads, no rounding and no A registers on the consumers' side.
 //
+// FT_W_SMEM 1 (3xTF32 in the SS form): W's pack holds W itself, one block a stage, and the producer
+// splits each landed block into big parts and remainders in shared memory as it does x: half the
+// bytes of W from memory and L2 of the pack's two blocks.
+//
 // FT_CLUSTER_M 2: two blocks of one cluster (row tiles 2i and 2i + 1, the same column tiles) share
 // each W block: each block's producer reads half of it from L2 and multicasts it into both blocks,
 // so a stage's W costs half the L2 reads; a stage goes back to the producers once the consumers of
@@ -83,6 +87,12 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #ifndef FT_CLUSTER_M
 #define FT_CLUSTER_M 1
 #endif
+#ifndef FT_W_SMEM
+#define FT_W_SMEM 0
+#endif
+#if FT_W_SMEM && !(FT_SPLIT && FT_A_SS)
+#error "fused_gemm.cu: FT_W_SMEM splits W beside x in the producer's pass: 3xTF32 in the SS form only"
+#endif
 #if FT_STAGES < 3
 #error "fused_gemm.cu: FT_STAGES must be at least 3 (the producer publishes FT_STAGES - 2 stages late)"
 #endif
@@ -107,8 +117,10 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #define FT_B_BYTES (FT_BN * 128)
 #define FT_STAGE_A_BYTES (FT_A_BYTES * (1 + (FT_SPLIT && FT_A_SS)))  // x's tile (and its remainders: SS form)
 #define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))               // a stage's W block (and its remainders)
-#define FT_STAGE_B_FLOATS (FT_STAGE_B_BYTES / 4)
 #define FT_STAGE_BYTES (FT_STAGE_A_BYTES + FT_STAGE_B_BYTES)
+// W's pack: one block per stage, the bulk copy's bytes (W itself with FT_W_SMEM, split in shared memory)
+#define FT_PACK_BLOCK_BYTES (FT_W_SMEM ? FT_B_BYTES : FT_STAGE_B_BYTES)
+#define FT_PACK_BLOCK_FLOATS (FT_PACK_BLOCK_BYTES / 4)
 #define FT_SMEM_NEEDED (1024 + FT_STAGES * FT_STAGE_BYTES + 24 * FT_STAGES)
 // The producer publishes stage it once its copies of it have landed, FT_LAG stages later, so later
 // copies stay in flight while it waits; FT_STAGES - 2 is the most that cannot deadlock (the
@@ -163,9 +175,9 @@ __device__ __forceinline__ void ft_gemm_split(unsigned u, unsigned& big, unsigne
 extern "C" __global__ void __launch_bounds__(256) ft_fused_gemm_pack(const float* __restrict__ w,
                                                                      float* __restrict__ wpack) {
   const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
-  if (i >= (long long)FT_KN_PAD * FT_KG_PAD * (1 + FT_SPLIT)) return;
-  const long long blk = i / FT_STAGE_B_FLOATS;
-  const int within = (int)(i - blk * FT_STAGE_B_FLOATS);
+  if (i >= (long long)FT_KN_PAD * FT_KG_PAD * (FT_PACK_BLOCK_BYTES / FT_B_BYTES)) return;
+  const long long blk = i / FT_PACK_BLOCK_FLOATS;
+  const int within = (int)(i - blk * FT_PACK_BLOCK_FLOATS);
   const int part = within / (FT_BN * 32);  // 0: big (or the only), 1: small
   const int e = within - part * (FT_BN * 32);
   const int r = e >> 5;
@@ -183,7 +195,10 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_gemm_pack(const float
 #else
   const float v = (n < FT_GN && k < FT_GK) ? w[n * FT_GK + k] : 0.0f;
 #endif
-#if FT_SPLIT
+#if FT_W_SMEM
+  wpack[i] = v;  // split by the producer, in shared memory
+  (void)part;
+#elif FT_SPLIT
   unsigned big, small;
   ft_gemm_split(__float_as_uint(v), big, small);
   wpack[i] = __uint_as_float(part == 0 ? big : small);
@@ -340,6 +355,24 @@ __device__ __forceinline__ void ft_gemm_round_x(unsigned char* chunk0) {
   ft_fence_proxy_async();
 }
 
+#if FT_W_SMEM
+// FT_W_SMEM: producer thread t's share of a landed W block (16-byte chunks t, t + 128, ...) split
+// in place: the big parts stay, the remainders go FT_B_BYTES on, where the consumers read them.
+__device__ __forceinline__ void ft_gemm_split_w(unsigned char* w_block, int t) {
+#pragma unroll 2  // (4 spills the producer's 56 registers in clusters)
+  for (int c = t; c < FT_BN * 8; c += 128) {
+    uint4* const p = reinterpret_cast<uint4*>(w_block + c * 16);
+    uint4 v = *p, sm;
+    ft_gemm_split(v.x, v.x, sm.x);
+    ft_gemm_split(v.y, v.y, sm.y);
+    ft_gemm_split(v.z, v.z, sm.z);
+    ft_gemm_split(v.w, v.w, sm.w);
+    *reinterpret_cast<uint4*>(w_block + c * 16 + FT_B_BYTES) = sm;
+    *p = v;
+  }
+}
+#endif
+
 // A stage the consumers are done with goes back to the producer: with FT_CLUSTER_M 2 to both
 // blocks' producers (each writes half of the stage's W into both blocks).
 __device__ __forceinline__ void ft_gemm_release(unsigned bar) {
@@ -413,23 +446,27 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
         }
         ft_cp_async_commit();
         if (t == 0) {
-          const float* const wsrc = wpack + ((long long)nt * FT_KT + kt) * FT_STAGE_B_FLOATS;
-          ft_mbar_expect_tx(b_full + 8 * stage, FT_STAGE_B_BYTES);  // both halves, with FT_CLUSTER_M 2
+          const float* const wsrc = wpack + ((long long)nt * FT_KT + kt) * FT_PACK_BLOCK_FLOATS;
+          ft_mbar_expect_tx(b_full + 8 * stage, FT_PACK_BLOCK_BYTES);  // both halves, with FT_CLUSTER_M 2
 #if FT_CLUSTER_M > 1
           // this block reads half of the stage's W from L2 and writes it into both blocks
-          constexpr unsigned half = FT_STAGE_B_BYTES / 2;
+          constexpr unsigned half = FT_PACK_BLOCK_BYTES / 2;
           const unsigned own = ft_cluster_rank() * half;
           ft_bulk_g2s_multicast(a_s + FT_STAGE_A_BYTES + own, reinterpret_cast<const char*>(wsrc) + own, half,
                                 b_full + 8 * stage, (unsigned short)3u);
 #else
-          ft_bulk_g2s(a_s + FT_STAGE_A_BYTES, wsrc, FT_STAGE_B_BYTES, b_full + 8 * stage);
+          ft_bulk_g2s(a_s + FT_STAGE_A_BYTES, wsrc, FT_PACK_BLOCK_BYTES, b_full + 8 * stage);
 #endif
         }
         if (it >= FT_LAG) {
           ft_cp_async_wait<FT_LAG>();  // this thread's copies of stage it - FT_LAG have landed
           const int pub = (it - FT_LAG) % FT_STAGES;
+#if FT_W_SMEM
+          ft_mbar_wait(b_full + 8 * pub, ((it - FT_LAG) / FT_STAGES) & 1);  // W's block has landed
+          ft_gemm_split_w(base + pub * FT_STAGE_BYTES + FT_STAGE_A_BYTES, t);
+#endif
 #if FT_A_SS
-          ft_gemm_round_x(base + pub * FT_STAGE_BYTES + dst0);
+          ft_gemm_round_x(base + pub * FT_STAGE_BYTES + dst0);  // (and the fence for both)
 #endif
           ft_mbar_arrive(a_full + 8 * pub);
         }
@@ -437,6 +474,10 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
     }
     ft_cp_async_wait<0>();
     for (int pub = it > FT_LAG ? it - FT_LAG : 0; pub < it; ++pub) {
+#if FT_W_SMEM
+      ft_mbar_wait(b_full + 8 * (pub % FT_STAGES), (pub / FT_STAGES) & 1);
+      ft_gemm_split_w(base + (pub % FT_STAGES) * FT_STAGE_BYTES + FT_STAGE_A_BYTES, t);
+#endif
 #if FT_A_SS
       ft_gemm_round_x(base + (pub % FT_STAGES) * FT_STAGE_BYTES + dst0);
 #endif

@@ -136,6 +136,12 @@ TEST(FusedGemmSpace, ClustersPairEvenRowTilesAndTheSsFormSizesItsStages) {
       const int64_t s = param(v, "stages"), bn = param(v, "bn");
       const int64_t x_tiles = strict && param(v, "a_ss") ? 2 : 1, w_blocks = strict ? 2 : 1;
       EXPECT_EQ(param(v, "smem_bytes"), 1024 + s * (128 * 128 * x_tiles + bn * 128 * w_blocks) + 24 * s) << v.name;
+      // W's pack: the big parts and the remainders, or W itself where the producer splits it
+      const int64_t pack_blocks = strict && !param(v, "w_smem") ? 2 : 1;
+      EXPECT_EQ(v.buffer(*v.find_buffer("wpack")).floats(), 512 * 1024 * pack_blocks) << v.name;
+      if (param(v, "w_smem")) {
+        EXPECT_TRUE(strict && param(v, "a_ss")) << v.name;
+      }
     }
     EXPECT_EQ(clusters, (std::set<int64_t>{1, 2})) << "2 row tiles";
     EXPECT_EQ(forms, (std::set<int64_t>{0, 1}));

@@ -42,7 +42,9 @@ int64_t fused_gemm_smem_bytes(const ParamValues& v) {
 }
 
 int64_t fused_gemm_pack_floats(const spec::Gemm& g, const ParamValues& v) {
-  return fused_gemm_kn_pad(g, v.at("bn")) * fused_gemm_kg_pad(g) * (1 + v.at("split"));
+  // 3xTF32: the big parts' block and the remainders' block, unless the producer splits W itself
+  const int64_t blocks = v.at("split") != 0 && v.at("w_smem") == 0 ? 2 : 1;
+  return fused_gemm_kn_pad(g, v.at("bn")) * fused_gemm_kg_pad(g) * blocks;
 }
 
 KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLimits& dev, bool split) {
@@ -62,6 +64,9 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
       // 1: the producer rounds x in shared memory and the MMAs read it there (the SS form);
       // 0: the consumers load and round their A fragments in registers (the RS form)
       .param("a_ss", "ss", {0, 1})
+      // 3xTF32, SS form: 1, W's pack holds W and the producer splits it in shared memory beside x
+      // (half the bytes of W from memory and L2); 0, the pack holds the big parts and the remainders
+      .param("w_smem", split ? "w" : "", split ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
       .param("bm", "", {kFusedGemmBm})
       .param("split", "", {split ? 1 : 0})
       .param("reduce", "", {reduce ? 1 : 0})
@@ -78,6 +83,8 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
              [=](const ParamValues& v) { return v.at("split") == 0 || v.at("bn") <= 128; });
   sp.require("cluster_m 2 pairs the row tiles (M / 128): their count must be even",
              [=](const ParamValues& v) { return v.at("cluster_m") == 1 || row_tiles % 2 == 0; });
+  sp.require("w_smem 1 needs a_ss 1 (W is split in the producer's pass over x)",
+             [=](const ParamValues& v) { return v.at("w_smem") == 0 || v.at("a_ss") == 1; });
   sp.require("csplit must not exceed the column tiles (N / bn)",
              [=](const ParamValues& v) { return v.at("csplit") <= ceil_div(g.n, v.at("bn")); });
   sp.require("csplit > 1 only when the row tiles (M / 128) are fewer than " + std::to_string(kFillRowTiles) +
