@@ -24,19 +24,6 @@
 // so the registers of the MMAs in flight are never written before their wait (the PTX ISA leaves
 // that undefined; this is how v13 of the fused conv went wrong).
 //
-// FT_A_SS 1 (the SS form): the producer rounds (3xTF32: splits into the stage's second x tile) its
-// own chunks of x in shared memory once they have landed, and the consumers' wgmmas read both
-// operands from shared memory: no loads, no rounding and no A registers on the consumers' side.
-//
-// FT_W_SMEM 1 (3xTF32 in the SS form): W's pack holds W itself, one block a stage, and the producer
-// splits each landed block into big parts and remainders in shared memory as it does x: half the
-// bytes of W from memory and L2 of the pack's two blocks.
-//
-// FT_CLUSTER_M 2: two blocks of one cluster (row tiles 2i and 2i + 1, the same column tiles) share
-// each W block: each block's producer reads half of it from L2 and multicasts it into both blocks,
-// so a stage's W costs half the L2 reads; a stage goes back to the producers once the consumers of
-// both blocks are done with it.
-//
 // Grid: without a reduction one block per FT_BM x FT_BN output tile, FT_GROUP_M row tiles at a time
 // (neighbouring blocks share rows of x and blocks of W in L2). With a reduction over the features
 // (the chain form's `reduce_*(1)`) block (row tile, column split) loops over its share of the
@@ -67,7 +54,6 @@
 #include "ft_common.cuh"
 #include "ft_wgmma.cuh"
 #include "ft_tf32.cuh"
-#include "ft_cluster.cuh"
 #include "ft_lse.cuh"
 __device__ __forceinline__ float ft_chain_pre(float v, int k, const float* __restrict__ chan) {
   return v * chan[FT_GN + k];
@@ -81,26 +67,11 @@ __device__ __forceinline__ float ft_reduce_step(float acc, float v) { return ft_
 __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #endif
 
-#ifndef FT_A_SS
-#define FT_A_SS 0
-#endif
-#ifndef FT_CLUSTER_M
-#define FT_CLUSTER_M 1
-#endif
-#ifndef FT_W_SMEM
-#define FT_W_SMEM 0
-#endif
-#if FT_W_SMEM && !(FT_SPLIT && FT_A_SS)
-#error "fused_gemm.cu: FT_W_SMEM splits W beside x in the producer's pass: 3xTF32 in the SS form only"
-#endif
 #if FT_STAGES < 3
 #error "fused_gemm.cu: FT_STAGES must be at least 3 (the producer publishes FT_STAGES - 2 stages late)"
 #endif
 #if FT_BM != 128 || FT_BN % 64 != 0 || FT_BN > 256
 #error "fused_gemm.cu: FT_BM must be 128, FT_BN one of 64, 128, 192, 256"
-#endif
-#if FT_CLUSTER_M != 1 && FT_CLUSTER_M != 2
-#error "fused_gemm.cu: FT_CLUSTER_M must be 1 or 2 (blocks sharing each W block)"
 #endif
 #if FT_GK % 4 != 0
 #error "fused_gemm.cu: K must be a multiple of 4 (16-byte copies of x rows)"
@@ -115,12 +86,9 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #define FT_THREADS (128 * (1 + FT_CONSUMERS))
 #define FT_A_BYTES (FT_BM * 128)
 #define FT_B_BYTES (FT_BN * 128)
-#define FT_STAGE_A_BYTES (FT_A_BYTES * (1 + (FT_SPLIT && FT_A_SS)))  // x's tile (and its remainders: SS form)
-#define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))               // a stage's W block (and its remainders)
-#define FT_STAGE_BYTES (FT_STAGE_A_BYTES + FT_STAGE_B_BYTES)
-// W's pack: one block per stage, the bulk copy's bytes (W itself with FT_W_SMEM, split in shared memory)
-#define FT_PACK_BLOCK_BYTES (FT_W_SMEM ? FT_B_BYTES : FT_STAGE_B_BYTES)
-#define FT_PACK_BLOCK_FLOATS (FT_PACK_BLOCK_BYTES / 4)
+#define FT_STAGE_B_BYTES (FT_B_BYTES * (1 + FT_SPLIT))  // a stage's W block (and its remainders)
+#define FT_STAGE_B_FLOATS (FT_STAGE_B_BYTES / 4)
+#define FT_STAGE_BYTES (FT_A_BYTES + FT_STAGE_B_BYTES)
 #define FT_SMEM_NEEDED (1024 + FT_STAGES * FT_STAGE_BYTES + 24 * FT_STAGES)
 // The producer publishes stage it once its copies of it have landed, FT_LAG stages later, so later
 // copies stay in flight while it waits; FT_STAGES - 2 is the most that cannot deadlock (the
@@ -132,9 +100,6 @@ __device__ __forceinline__ float ft_reduce_finish(float acc) { return acc; }
 #endif
 #if FT_CSPLIT > FT_NT
 #error "fused_gemm.cu: more column splits than column tiles"
-#endif
-#if FT_CLUSTER_M > 1 && FT_MT % 2 != 0
-#error "fused_gemm.cu: FT_CLUSTER_M 2 pairs row tiles: their count must be even"
 #endif
 
 // Registers: the producer gives its share to the consumers (BN/2 accumulators, two K tiles of A
@@ -175,9 +140,9 @@ __device__ __forceinline__ void ft_gemm_split(unsigned u, unsigned& big, unsigne
 extern "C" __global__ void __launch_bounds__(256) ft_fused_gemm_pack(const float* __restrict__ w,
                                                                      float* __restrict__ wpack) {
   const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
-  if (i >= (long long)FT_KN_PAD * FT_KG_PAD * (FT_PACK_BLOCK_BYTES / FT_B_BYTES)) return;
-  const long long blk = i / FT_PACK_BLOCK_FLOATS;
-  const int within = (int)(i - blk * FT_PACK_BLOCK_FLOATS);
+  if (i >= (long long)FT_KN_PAD * FT_KG_PAD * (1 + FT_SPLIT)) return;
+  const long long blk = i / FT_STAGE_B_FLOATS;
+  const int within = (int)(i - blk * FT_STAGE_B_FLOATS);
   const int part = within / (FT_BN * 32);  // 0: big (or the only), 1: small
   const int e = within - part * (FT_BN * 32);
   const int r = e >> 5;
@@ -195,10 +160,7 @@ extern "C" __global__ void __launch_bounds__(256) ft_fused_gemm_pack(const float
 #else
   const float v = (n < FT_GN && k < FT_GK) ? w[n * FT_GK + k] : 0.0f;
 #endif
-#if FT_W_SMEM
-  wpack[i] = v;  // split by the producer, in shared memory
-  (void)part;
-#elif FT_SPLIT
+#if FT_SPLIT
   unsigned big, small;
   ft_gemm_split(__float_as_uint(v), big, small);
   wpack[i] = __uint_as_float(part == 0 ? big : small);
@@ -314,80 +276,7 @@ __device__ __forceinline__ void ft_gemm_k_tile(float* acc, unsigned (&a)[2][4][4
   (void)as;
 }
 
-// One K tile of a consumer in the SS form: both operands from the stage (x rounded or split by the
-// producer). da: this warpgroup's 64 rows of the stage's x tile; its remainders FT_A_BYTES on.
-__device__ __forceinline__ void ft_gemm_k_tile_ss(float* acc, unsigned long long da, unsigned long long db) {
-  ft_wgmma_fence();
-#pragma unroll
-  for (int ks = 0; ks < 4; ++ks) {
-#if FT_SPLIT
-    ft_wgmma<FT_BN>(acc, da + (unsigned)(FT_A_BYTES >> 4) + 2 * ks, db + 2 * ks);
-    ft_wgmma<FT_BN>(acc, da + 2 * ks, db + (unsigned)(FT_B_BYTES >> 4) + 2 * ks);
-#endif
-    ft_wgmma<FT_BN>(acc, da + 2 * ks, db + 2 * ks);
-  }
-  ft_wgmma_commit();
-}
-
-// SS form: a producer thread's own chunks of a landed x tile (16 bytes at `chunk0` + 2048 u)
-// rounded to TF32 in place (3xTF32: the big parts in place, the remainders FT_A_BYTES on), then
-// made visible to the async proxy wgmma reads through. Only this thread's cp.async wrote them.
-__device__ __forceinline__ void ft_gemm_round_x(unsigned char* chunk0) {
-#pragma unroll 4
-  for (int u = 0; u < FT_BM / 16; ++u) {
-    uint4* const p = reinterpret_cast<uint4*>(chunk0 + u * 2048);
-    uint4 v = *p;
-#if FT_SPLIT
-    uint4 sm;
-    ft_gemm_split(v.x, v.x, sm.x);
-    ft_gemm_split(v.y, v.y, sm.y);
-    ft_gemm_split(v.z, v.z, sm.z);
-    ft_gemm_split(v.w, v.w, sm.w);
-    *reinterpret_cast<uint4*>(chunk0 + u * 2048 + FT_A_BYTES) = sm;
-#else
-    v.x = FT_GEMM_TF32(v.x);
-    v.y = FT_GEMM_TF32(v.y);
-    v.z = FT_GEMM_TF32(v.z);
-    v.w = FT_GEMM_TF32(v.w);
-#endif
-    *p = v;
-  }
-  ft_fence_proxy_async();
-}
-
-#if FT_W_SMEM
-// FT_W_SMEM: producer thread t's share of a landed W block (16-byte chunks t, t + 128, ...) split
-// in place: the big parts stay, the remainders go FT_B_BYTES on, where the consumers read them.
-__device__ __forceinline__ void ft_gemm_split_w(unsigned char* w_block, int t) {
-#pragma unroll 2  // (4 spills the producer's 56 registers in clusters)
-  for (int c = t; c < FT_BN * 8; c += 128) {
-    uint4* const p = reinterpret_cast<uint4*>(w_block + c * 16);
-    uint4 v = *p, sm;
-    ft_gemm_split(v.x, v.x, sm.x);
-    ft_gemm_split(v.y, v.y, sm.y);
-    ft_gemm_split(v.z, v.z, sm.z);
-    ft_gemm_split(v.w, v.w, sm.w);
-    *reinterpret_cast<uint4*>(w_block + c * 16 + FT_B_BYTES) = sm;
-    *p = v;
-  }
-}
-#endif
-
-// A stage the consumers are done with goes back to the producer: with FT_CLUSTER_M 2 to both
-// blocks' producers (each writes half of the stage's W into both blocks).
-__device__ __forceinline__ void ft_gemm_release(unsigned bar) {
-  ft_mbar_arrive(bar);
-#if FT_CLUSTER_M > 1
-  ft_mbar_arrive_remote(bar, ft_cluster_rank() ^ 1u);
-#endif
-}
-
-#if FT_CLUSTER_M > 1
-#define FT_CLUSTER_DIMS __cluster_dims__(FT_CLUSTER_M, 1, 1)
-#else
-#define FT_CLUSTER_DIMS
-#endif
-extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
+extern "C" __global__ void __launch_bounds__(FT_THREADS, 1)
     ft_fused_gemm(const float* __restrict__ x, const float* __restrict__ wpack, float* __restrict__ out,
                   const float* __restrict__ chan) {
   extern __shared__ __align__(1024) unsigned char ft_smem_raw[];
@@ -398,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
   // [pad to 1024][stage 0: A | B (| B small)] ... [stage S-1][a_full x S][b_full x S][empty x S]
   const unsigned raw = (unsigned)__cvta_generic_to_shared(ft_smem_raw);
   const unsigned smem0 = (raw + 1023u) & ~1023u;
-  unsigned char* const base = ft_smem_raw + (smem0 - raw);
+  const unsigned char* const base = ft_smem_raw + (smem0 - raw);
   const unsigned a_full = smem0 + FT_STAGES * FT_STAGE_BYTES;
   const unsigned b_full = a_full + 8 * FT_STAGES;
   const unsigned empty = b_full + 8 * FT_STAGES;
@@ -406,14 +295,11 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
     for (int s = 0; s < FT_STAGES; ++s) {
       ft_mbar_init(a_full + 8 * s, 128);              // every producer thread, once its copies landed
       ft_mbar_init(b_full + 8 * s, 1);                // the bulk copy's transaction count
-      ft_mbar_init(empty + 8 * s, 4 * FT_CONSUMERS * FT_CLUSTER_M);  // per consumer warp (of each block)
+      ft_mbar_init(empty + 8 * s, 4 * FT_CONSUMERS);  // one arrival per consumer warp
     }
     ft_fence_mbar_init();  // the bulk copies (async proxy) signal these barriers
   }
   __syncthreads();
-#if FT_CLUSTER_M > 1
-  ft_cluster_sync();  // the other block's barriers are initialised before anything reaches them
-#endif
 
   const ft_gemm_tiles tiles = ft_block_tiles();
   const long long m0 = (long long)tiles.mt * FT_BM;
@@ -446,49 +332,18 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
         }
         ft_cp_async_commit();
         if (t == 0) {
-          const float* const wsrc = wpack + ((long long)nt * FT_KT + kt) * FT_PACK_BLOCK_FLOATS;
-          ft_mbar_expect_tx(b_full + 8 * stage, FT_PACK_BLOCK_BYTES);  // both halves, with FT_CLUSTER_M 2
-#if FT_CLUSTER_M > 1
-          // this block reads half of the stage's W from L2 and writes it into both blocks
-          constexpr unsigned half = FT_PACK_BLOCK_BYTES / 2;
-          const unsigned own = ft_cluster_rank() * half;
-          ft_bulk_g2s_multicast(a_s + FT_STAGE_A_BYTES + own, reinterpret_cast<const char*>(wsrc) + own, half,
-                                b_full + 8 * stage, (unsigned short)3u);
-#else
-          ft_bulk_g2s(a_s + FT_STAGE_A_BYTES, wsrc, FT_PACK_BLOCK_BYTES, b_full + 8 * stage);
-#endif
+          ft_mbar_expect_tx(b_full + 8 * stage, FT_STAGE_B_BYTES);
+          ft_bulk_g2s(a_s + FT_A_BYTES, wpack + ((long long)nt * FT_KT + kt) * FT_STAGE_B_FLOATS, FT_STAGE_B_BYTES,
+                      b_full + 8 * stage);
         }
         if (it >= FT_LAG) {
           ft_cp_async_wait<FT_LAG>();  // this thread's copies of stage it - FT_LAG have landed
-          const int pub = (it - FT_LAG) % FT_STAGES;
-#if FT_W_SMEM
-          ft_mbar_wait(b_full + 8 * pub, ((it - FT_LAG) / FT_STAGES) & 1);  // W's block has landed
-          ft_gemm_split_w(base + pub * FT_STAGE_BYTES + FT_STAGE_A_BYTES, t);
-#endif
-#if FT_A_SS
-          ft_gemm_round_x(base + pub * FT_STAGE_BYTES + dst0);  // (and the fence for both)
-#endif
-          ft_mbar_arrive(a_full + 8 * pub);
+          ft_mbar_arrive(a_full + 8 * ((it - FT_LAG) % FT_STAGES));
         }
       }
     }
     ft_cp_async_wait<0>();
-    for (int pub = it > FT_LAG ? it - FT_LAG : 0; pub < it; ++pub) {
-#if FT_W_SMEM
-      ft_mbar_wait(b_full + 8 * (pub % FT_STAGES), (pub / FT_STAGES) & 1);
-      ft_gemm_split_w(base + (pub % FT_STAGES) * FT_STAGE_BYTES + FT_STAGE_A_BYTES, t);
-#endif
-#if FT_A_SS
-      ft_gemm_round_x(base + (pub % FT_STAGES) * FT_STAGE_BYTES + dst0);
-#endif
-      ft_mbar_arrive(a_full + 8 * (pub % FT_STAGES));
-    }
-#if FT_CLUSTER_M > 1
-    // The other block's consumers arrive on this block's empty barriers until they are done with
-    // the last stages: this block stays until they have (its shared memory goes with it).
-    if (t == 0)
-      for (int j = it; j < it + FT_STAGES; ++j) ft_mbar_wait(empty + 8 * (j % FT_STAGES), ((j / FT_STAGES) & 1) ^ 1);
-#endif
+    for (int pub = it > FT_LAG ? it - FT_LAG : 0; pub < it; ++pub) ft_mbar_arrive(a_full + 8 * (pub % FT_STAGES));
     return;
   }
 
@@ -501,12 +356,8 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
   // this thread's first A fragment element in a stage's x tile (row 64c + row0, column tq; the
   // swizzled chunk is added per fragment)
   const float* const a_frag0 = reinterpret_cast<const float*>(base) + (64 * c + row0) * 32 + tq;
-  const unsigned long long desc0 = ft_smem_desc(smem0 + FT_STAGE_A_BYTES);
-#if FT_A_SS
-  const unsigned long long adesc0 = ft_smem_desc(smem0 + 64 * c * 128);  // this warpgroup's rows of x's tile
-#else
+  const unsigned long long desc0 = ft_smem_desc(smem0 + FT_A_BYTES);
   unsigned a[2][4][4], as[2][4][4];
-#endif
 #if FT_REDUCE
   ft_row_t red0 = ft_row_init(), red1 = ft_row_init();
 #endif
@@ -545,21 +396,16 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
 #else
         const unsigned long long db = desc0 + (unsigned)((stage * FT_STAGE_BYTES) >> 4);
 #endif
-#if FT_A_SS
-        ft_gemm_k_tile_ss(acc, adesc0 + (unsigned)((stage * FT_STAGE_BYTES) >> 4), db);
-        (void)a_tile;
-#else
         if (h == 0)
           ft_gemm_k_tile<0>(acc, a, as, a_tile, g, db);
         else
           ft_gemm_k_tile<1>(acc, a, as, a_tile, g, db);
-#endif
 #if defined(FT_PLANT_STALE_STAGE)
         if (kt + h == FT_KT - 1) ft_wgmma_wait<0>();  // the stale stage's read completes before it is released
 #endif
         // the previous K tile's MMAs are done once at most this one's group is pending
         ft_wgmma_wait<1>();
-        if (kt + h > 0 && lane == 0) ft_gemm_release(empty + 8 * ((j - 1) % FT_STAGES));
+        if (kt + h > 0 && lane == 0) ft_mbar_arrive(empty + 8 * ((j - 1) % FT_STAGES));
       }
       it += kt + 1 < FT_KT ? 2 : 1;
 #if FT_SPLIT
@@ -574,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
 #endif
     }
     ft_wgmma_wait<0>();
-    if (lane == 0) ft_gemm_release(empty + 8 * ((it - 1) % FT_STAGES));
+    if (lane == 0) ft_mbar_arrive(empty + 8 * ((it - 1) % FT_STAGES));
 #if FT_SPLIT
 #pragma unroll
     for (int i = 0; i < FT_BN / 2; ++i) acc[i] += tot[i];
@@ -617,9 +463,7 @@ extern "C" __global__ void __launch_bounds__(FT_THREADS, 1) FT_CLUSTER_DIMS
     }
 #endif
   }
-#if !FT_A_SS
   (void)as;
-#endif
 
 #if FT_REDUCE
   // The four lanes of a quad hold the other columns of the same two rows.

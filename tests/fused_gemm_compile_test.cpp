@@ -122,32 +122,6 @@ TEST(FusedGemmSpace, MathModeChoosesTheDesignAndReductionsGetColumnSplits) {
     EXPECT_EQ(param(v, "csplit"), 1) << v.name;
 }
 
-// Two blocks of a cluster take row tiles 2i and 2i + 1 of the same column tiles: offered only where
-// the row tiles pair up (a lone last tile would wait forever for its partner's half of W). In the
-// SS form 3xTF32 keeps x's remainders beside its big parts: two x tiles a stage.
-TEST(FusedGemmSpace, ClustersPairEvenRowTilesAndTheSsFormSizesItsStages) {
-  for (const bool strict : {false, true}) {
-    for (const auto& v : gemm_variants("linear(m=300,k=200,n=191) | relu", strict))
-      EXPECT_EQ(param(v, "cluster_m"), 1) << v.name << ": 3 row tiles";
-    std::set<int64_t> clusters, forms;
-    for (const auto& v : gemm_variants("linear(m=256,k=1024,n=512) | reduce_sum(1)", strict)) {
-      clusters.insert(param(v, "cluster_m"));
-      forms.insert(param(v, "a_ss"));
-      const int64_t s = param(v, "stages"), bn = param(v, "bn");
-      const int64_t x_tiles = strict && param(v, "a_ss") ? 2 : 1, w_blocks = strict ? 2 : 1;
-      EXPECT_EQ(param(v, "smem_bytes"), 1024 + s * (128 * 128 * x_tiles + bn * 128 * w_blocks) + 24 * s) << v.name;
-      // W's pack: the big parts and the remainders, or W itself where the producer splits it
-      const int64_t pack_blocks = strict && !param(v, "w_smem") ? 2 : 1;
-      EXPECT_EQ(v.buffer(*v.find_buffer("wpack")).floats(), 512 * 1024 * pack_blocks) << v.name;
-      if (param(v, "w_smem")) {
-        EXPECT_TRUE(strict && param(v, "a_ss")) << v.name;
-      }
-    }
-    EXPECT_EQ(clusters, (std::set<int64_t>{1, 2})) << "2 row tiles";
-    EXPECT_EQ(forms, (std::set<int64_t>{0, 1}));
-  }
-}
-
 TEST(FusedGemmPlan, EveryVariantPassesTheWorkersChecks) {
   for (const char* s : {"linear(m=1024,k=8192,n=8192) | group_norm(16) | hardtanh(-2,2)",
                         "linear(m=1024,k=8192,n=8192) | batch_norm | add(param[1]) | div(1) | silu","linear(m=1024,k=8192,n=8192) | sub(2) | mul(1.5) | relu",

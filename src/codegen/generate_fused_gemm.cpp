@@ -3,8 +3,6 @@
 // computes the GEMM with wgmma and applies bias + the chain-form epilogue (+ its reduction over the
 // features) to its accumulators: the GEMM's output never reaches memory. A reduction split across
 // column tiles adds a small combine kernel. sm_90 only.
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "codegen/designs.hpp"
@@ -84,7 +82,6 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");
   b.template_file("ft_tf32.cuh");
-  b.template_file("ft_cluster.cuh");
   if (epilogue.reduce == GemmReduce::logsumexp) b.template_file("ft_lse.cuh");
   b.code("epilogue ops", render_gemm_epilogue(epilogue, ChanLayout{s.k, s.conv_bias}));
   if (s.chan_vectors() > 0) b.code("channel vectors", chan_kernel(s.chan_vectors()));
@@ -99,10 +96,7 @@ Variant fused_gemm_variant(const spec::Problem& p, const GenerateOptions& option
   for (BufferRef r : add_param_buffers(v, p, general_epilogue(p).param_shapes)) vectors.emplace_back(r);
   const BufferRef wpack =
       add_buffer(v, {"wpack", BufferKind::scratch, TensorLayout::row_major, {{"floats", fused_gemm_pack_floats(g, point)}},
-                     point.at("w_smem") ? "W packed for ft_fused_gemm: N rounded up to bn by K rounded up to 32, one "
-                                          "swizzled bn x 32 block of W itself per column tile and K tile (the producer "
-                                          "splits it into TF32 big parts and remainders in shared memory)"
-                     : point.at("split") ? "W packed for ft_fused_gemm: N rounded up to bn by K rounded up to 32, one "
+                     point.at("split") ? "W packed for ft_fused_gemm: N rounded up to bn by K rounded up to 32, one "
                                          "swizzled bn x 32 block per column tile and K tile of the TF32 big parts, "
                                          "then one of the TF32-rounded remainders (3xTF32)"
                                        : "W packed for ft_fused_gemm: N rounded up to bn by K rounded up to 32, "
@@ -152,25 +146,9 @@ std::vector<ParamValues> fused_gemm_main_points(const spec::Problem& problem, co
   const spec::Problem g = gemm_alone(problem);
   if (gemm_epilogue(problem) || !fused_gemm_applies(g, limits)) return {};
   std::vector<ParamValues> points = fused_gemm_design(g, limits, options.strict_fp32).space.enumerate();
-  // A few tiles, not the whole space: the stage kernels after it are the plan's other half. Each
-  // form at 4 stages, or at 3 where 4 do not fit (3xTF32's SS form at bn 128).
-  const auto twin_at_4 = [&](const ParamValues& v) {
-    return std::any_of(points.begin(), points.end(), [&](const ParamValues& o) {
-      if (o.at("stages") != 4) return false;
-      for (size_t i = 0; i < v.items.size(); ++i)
-        if (v.items[i].first != "stages" && v.items[i] != o.items[i]) return false;
-      return true;
-    });
-  };
-  std::vector<ParamValues> kept;
-  for (const ParamValues& v : points)
-    if (v.at("stages") == 4 || (v.at("stages") == 3 && !twin_at_4(v))) kept.push_back(v);
-  return kept;
-}
-
-std::string fused_gemm_main_name(const spec::Problem& problem, const gpu::DeviceLimits& limits,
-                                 const GenerateOptions& options, const ParamValues& point, const std::string& prefix) {
-  return fused_gemm_design(gemm_alone(problem), limits, options.strict_fp32).space.variant_name(prefix, point);
+  // A few tiles, not the whole space: the stage kernels after it are the plan's other half.
+  std::erase_if(points, [](const ParamValues& v) { return v.at("stages") != 4; });
+  return points;
 }
 
 std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimits& limits, const GenerateOptions& options,
@@ -190,7 +168,6 @@ std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimit
   b.template_file("ft_common.cuh");
   b.template_file("ft_wgmma.cuh");
   b.template_file("ft_tf32.cuh");
-  b.template_file("ft_cluster.cuh");
   b.code("epilogue ops", render_gemm_epilogue(GemmEpilogue{}, ChanLayout{s.k, s.conv_bias}));
   b.template_file(d.template_file);
   const BufferRef wpack =

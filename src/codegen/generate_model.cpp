@@ -268,7 +268,7 @@ std::vector<Variant> generate_model_variants(const spec::Problem& problem, const
   const StageProgram& after = fused.kernels.size() < unfused.kernels.size() ? fused : unfused;
   for (const ParamValues& point : fused_gemm_main_points(problem, limits, options)) {
     const std::string design = options.strict_fp32 ? "fused-gemm3x.stages" : "fused-gemm.stages";
-    const std::string name = fused_gemm_main_name(problem, limits, options, point, design);
+    const std::string name = fmt::format("{}.n{}", design, point.at("bn"));
     out.push_back(stages_variant(problem, after, Candidate::fused_gemm, name, design,
                                  [&](Variant& v, const MainBuffers& m, BufferRef y) {
                                    return fused_gemm_main(problem, limits, options, point, v, m.x, m.w, m.bias, y);

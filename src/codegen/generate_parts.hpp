@@ -37,10 +37,6 @@ namespace fusetune::codegen {
 [[nodiscard]] std::vector<ParamValues> fused_gemm_main_points(const spec::Problem& problem,
                                                               const gpu::DeviceLimits& limits,
                                                               const GenerateOptions& options);
-// The variant name of a point: `prefix` and the fused-gemm space's tags (".n128.s4.m2.ss1").
-[[nodiscard]] std::string fused_gemm_main_name(const spec::Problem& problem, const gpu::DeviceLimits& limits,
-                                               const GenerateOptions& options, const ParamValues& point,
-                                               const std::string& prefix);
 [[nodiscard]] std::string fused_gemm_main(const spec::Problem& problem, const gpu::DeviceLimits& limits,
                                           const GenerateOptions& options, const ParamValues& point, Variant& v,
                                           BufferRef x, BufferRef w, std::optional<BufferRef> bias, BufferRef out);

@@ -35,16 +35,12 @@ int64_t fused_gemm_kn_pad(const spec::Gemm& g, int64_t bn) { return round_up(g.n
 int64_t fused_gemm_kg_pad(const spec::Gemm& g) { return round_up(g.k, kFusedGemmBk); }
 
 int64_t fused_gemm_smem_bytes(const ParamValues& v) {
-  // x's tile (and, 3xTF32 in the SS form, its remainders), then W's block (and its remainders)
-  const int64_t a_tiles = 1 + (v.at("split") != 0 && v.at("a_ss") != 0 ? 1 : 0);
-  const int64_t stage = kFusedGemmBm * 128 * a_tiles + v.at("bn") * 128 * (1 + v.at("split"));
+  const int64_t stage = kFusedGemmBm * 128 + v.at("bn") * 128 * (1 + v.at("split"));
   return 1024 + v.at("stages") * stage + 24 * v.at("stages");
 }
 
 int64_t fused_gemm_pack_floats(const spec::Gemm& g, const ParamValues& v) {
-  // 3xTF32: the big parts' block and the remainders' block, unless the producer splits W itself
-  const int64_t blocks = v.at("split") != 0 && v.at("w_smem") == 0 ? 2 : 1;
-  return fused_gemm_kn_pad(g, v.at("bn")) * fused_gemm_kg_pad(g) * blocks;
+  return fused_gemm_kn_pad(g, v.at("bn")) * fused_gemm_kg_pad(g) * (1 + v.at("split"));
 }
 
 KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLimits& dev, bool split) {
@@ -59,14 +55,6 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
       // column splits of a reduction over the features (1: one block per row tile does them all)
       .param("csplit", reduce ? "c" : "",
              reduce ? std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256} : std::vector<int64_t>{1})
-      // two blocks of a cluster (row tiles 2i, 2i + 1) share each W block: half its L2 reads
-      .param("cluster_m", "m", {1, 2})
-      // 1: the producer rounds x in shared memory and the MMAs read it there (the SS form);
-      // 0: the consumers load and round their A fragments in registers (the RS form)
-      .param("a_ss", "ss", {0, 1})
-      // 3xTF32, SS form: 1, W's pack holds W and the producer splits it in shared memory beside x
-      // (half the bytes of W from memory and L2); 0, the pack holds the big parts and the remainders
-      .param("w_smem", split ? "w" : "", split ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
       .param("bm", "", {kFusedGemmBm})
       .param("split", "", {split ? 1 : 0})
       .param("reduce", "", {reduce ? 1 : 0})
@@ -81,10 +69,6 @@ KernelDesign fused_gemm_design(const spec::Problem& problem, const gpu::DeviceLi
   // fragments leave it too few registers, and it serializes the wgmmas (its advisory C7512).
   sp.require("3xTF32 takes bn <= 128 (at 256 ptxas serializes the MMAs for want of registers)",
              [=](const ParamValues& v) { return v.at("split") == 0 || v.at("bn") <= 128; });
-  sp.require("cluster_m 2 pairs the row tiles (M / 128): their count must be even",
-             [=](const ParamValues& v) { return v.at("cluster_m") == 1 || row_tiles % 2 == 0; });
-  sp.require("w_smem 1 needs a_ss 1 (W is split in the producer's pass over x)",
-             [=](const ParamValues& v) { return v.at("w_smem") == 0 || v.at("a_ss") == 1; });
   sp.require("csplit must not exceed the column tiles (N / bn)",
              [=](const ParamValues& v) { return v.at("csplit") <= ceil_div(g.n, v.at("bn")); });
   sp.require("csplit > 1 only when the row tiles (M / 128) are fewer than " + std::to_string(kFillRowTiles) +
