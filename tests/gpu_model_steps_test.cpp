@@ -241,6 +241,8 @@ TEST_F(GpuModelSteps, FusedGemmVariantsVerify) {
                            "matmul(m=130,k=68,n=96) | relu",
                            "linear(m=200,k=520,n=700,bias=false) | mul(param[k]) | reduce_max(1) | sigmoid",
                            "linear(m=256,k=1024,n=1000) | reduce_sum(1) | mul(0.5)",
+                           // one row tile, its features over 64 column splits (KernelBench #56's M = 128)
+                           "linear(m=100,k=96,n=4160) | tanh | reduce_max(1)",
                            // general-form epilogues it applies: a logsumexp with a value named after it,
                            // the GEMM's output named and added back
                            "linear(m=200,k=96,n=300) | mul(2) | logsumexp(1) | as a | mish | mul(a)",
